@@ -1,0 +1,52 @@
+"""Platform checks (FD6xx): what works on this OS / accelerator combination."""
+
+from __future__ import annotations
+
+from .. import knowledge as kb
+from ..facts import Facts, ok, require
+from ..model import Finding
+from . import _util as u
+from .base import check, passed, warn
+from .torch import MIN_FLEX
+
+from packaging.version import Version
+
+CPU_FLEX = Version("2.6.0")
+
+
+@check("FD601", "platform", area="platform")
+def platform(facts: Facts) -> Finding:
+    """What it checks: the operating system, the kind of torch build and accelerator, and says
+    what works there: Linux + NVIDIA (everything), ROCm (Triton's AMD backend; CUDA checks do
+    not apply), macOS/MPS (no Triton: flex only eager, SDPA works), Windows (no official
+    Triton), CPU only (flex compiles for inference from torch 2.6, x86 with AVX2).
+
+    Why it matters: "FlexAttention requires CUDA" is only half true, and the other half decides
+    whether your tests or inference can run on the CPU; conversely, a Windows or macOS machine
+    cannot compile flex kernels at all with stock packages.
+
+    How to fix: nothing on Linux + NVIDIA; elsewhere the finding names the supported route.
+    """
+    host = require(facts.host, "host facts")
+    py = require(facts.python, "Python facts")
+    torch = facts.torch if ok(facts.torch) else None
+    tv = u.base_version(torch.version) if torch else None
+    where = f"{host.os_release or host.os} {host.machine}"
+    if torch and torch.hip:
+        return passed("platform.rocm", where=where, hip=torch.hip, details=[kb.get("rocm-build").cause])
+    if py.platform == "darwin":
+        return warn("platform.macos", kb.fix("macos-mps"), where=where)
+    if py.platform.startswith("win"):
+        return warn("platform.windows", kb.fix("windows-triton"), where=where)
+    if u.has_nvidia_gpu(facts) and torch and torch.cuda:
+        return passed("platform.linux_cuda", where=where, cuda=torch.cuda)
+    # No usable NVIDIA GPU for this torch: say what the CPU can do.
+    if tv is not None and tv < CPU_FLEX:
+        return warn("platform.cpu_old_torch", kb.fix("flex-on-cpu"), where=where,
+                    version=torch.version)
+    if host.cpu_avx2 is False:
+        return warn("platform.cpu_no_avx2", kb.fix("flex-on-cpu"), where=where)
+    if tv is None or tv < MIN_FLEX:
+        return passed("platform.cpu_no_torch", where=where)
+    return passed("platform.cpu", where=where, version=torch.version,
+                  details=[kb.get("flex-on-cpu").cause])

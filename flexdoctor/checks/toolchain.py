@@ -1,0 +1,111 @@
+"""CUDA toolkit checks (FD4xx): nvcc and CUDA_HOME matter for BUILDING flash-attn or other CUDA
+extensions from source, never for FlexAttention, so they warn rather than fail (the
+`extensions` profile turns them into failures)."""
+
+from __future__ import annotations
+
+from .. import knowledge as kb
+from ..facts import Facts, Skip, ok, require
+from ..model import Finding
+from ..text import t
+from . import _util as u
+from .base import check, fail, passed, skip, warn
+
+
+def _cuda_torch(facts: Facts) -> str:
+    if u.torch_build(facts) != "cuda":
+        raise Skip(t("common.not_cuda_toolkit"))
+    return facts.torch.cuda
+
+
+def _toolkit_ctx(torch_cuda: str) -> dict:
+    mm = u.major_minor(torch_cuda) or (12, 8)
+    return {"torch_cuda": f"{mm[0]}.{mm[1]}", "toolkit_pkg": f"{mm[0]}-{mm[1]}", "torch_cuda_major": str(mm[0])}
+
+
+@check("FD401", "nvcc-found", area="toolchain")
+def nvcc_found(facts: Facts) -> Finding:
+    """What it checks: whether nvcc is on PATH and which CUDA release it is.
+
+    Why it matters: FlexAttention does NOT need nvcc: under torch.compile, Inductor emits Triton
+    code that Triton compiles through LLVM and the ptxas bundled in its wheel. (Guides claiming
+    flex is "built with nvcc" at import are wrong: importing builds nothing.) nvcc is needed to
+    build flash-attn without a matching prebuilt wheel, xformers, or any
+    torch.utils.cpp_extension module, so its absence is a warning.
+
+    How to fix: nothing for flex; for extension builds install the CUDA toolkit whose major
+    version matches torch.version.cuda and put its bin/ on PATH.
+    """
+    torch_cuda = _cuda_torch(facts)
+    tc = require(facts.toolchain, "toolchain facts")
+    fix = kb.fix("nvcc-not-found", **_toolkit_ctx(torch_cuda))
+    if tc.nvcc is None:
+        return warn("nvcc-found.missing", fix)
+    if not ok(tc.nvcc):
+        return warn("nvcc-found.broken", fix, error=tc.nvcc.message)
+    return passed("nvcc-found.pass", path=tc.nvcc.path, version=tc.nvcc.version or "?")
+
+
+@check("FD402", "nvcc-cuda-match", area="toolchain")
+def nvcc_cuda_match(facts: Facts) -> Finding:
+    """What it checks: that nvcc's CUDA major version equals torch.version.cuda's major.
+
+    Why it matters: torch.utils.cpp_extension (and so `pip install flash-attn` building from
+    source) refuses a major mismatch: "The detected CUDA version (X) mismatches the version that
+    was used to compile PyTorch (Y). Please make sure to use the same CUDA versions." A minor
+    mismatch only warns.
+
+    How to fix: install the toolkit for torch's CUDA major and put it first on PATH / in
+    CUDA_HOME, or install the torch built for your toolkit.
+    """
+    torch_cuda = _cuda_torch(facts)
+    tc = require(facts.toolchain, "toolchain facts")
+    nvcc = require(tc.nvcc, "nvcc")
+    if not nvcc.version:
+        return skip("nvcc-cuda-match.unknown", path=nvcc.path)
+    n, w = u.major_minor(nvcc.version), u.major_minor(torch_cuda)
+    if n is None or w is None:
+        return skip("nvcc-cuda-match.unknown", path=nvcc.path)
+    if n[0] != w[0]:
+        return warn("nvcc-cuda-match.major", kb.fix("nvcc-torch-cuda-mismatch", **_toolkit_ctx(torch_cuda)),
+                    nvcc=nvcc.version, torch_cuda=torch_cuda)
+    if n != w:
+        return passed("nvcc-cuda-match.minor", nvcc=nvcc.version, torch_cuda=torch_cuda)
+    return passed("nvcc-cuda-match.pass", nvcc=nvcc.version, torch_cuda=torch_cuda)
+
+
+@check("FD403", "cuda-home", area="toolchain")
+def cuda_home(facts: Facts) -> Finding:
+    """What it checks: where torch.utils.cpp_extension will find the CUDA toolkit (CUDA_HOME,
+    then CUDA_PATH, then the parent of the nvcc on PATH, then /usr/local/cuda), that it holds
+    include/cuda.h and include/cuda_runtime.h, and that its version agrees with nvcc.
+
+    Why it matters: extension builds fail with "CUDA_HOME environment variable is not set" when
+    nothing resolves, or with missing headers when nvcc is a wrapper script or a pip-installed
+    binary whose parent is not a toolkit root.
+
+    How to fix: export CUDA_HOME to the toolkit root (the directory holding bin/nvcc and
+    include/cuda_runtime.h).
+    """
+    _cuda_torch(facts)
+    tc = require(facts.toolchain, "toolchain facts")
+    home = tc.cuda_home
+    torch_cuda = u.major_minor(facts.torch.cuda)
+    candidates = [c for c in tc.cuda_installs if not home or c != home.path]
+    # Prefer a toolkit whose directory names torch's CUDA version (/usr/local/cuda-12.8).
+    candidates.sort(key=lambda c: torch_cuda is None or not c.endswith(f"{torch_cuda[0]}.{torch_cuda[1]}"))
+    suggestion = candidates[0] if candidates else "/usr/local/cuda"
+    fix = kb.fix("cuda-home-not-set", cuda_home=suggestion,
+                 suggestion=t("cuda-home.suggestion", path=suggestion) if candidates else "")
+    if home is None:
+        return warn("cuda-home.unresolved", fix)
+    kw = dict(path=home.path, source=home.source)
+    if not home.is_dir:
+        return warn("cuda-home.not_dir", fix, **kw)
+    if not (home.cuda_h and home.cuda_runtime_h):
+        return warn("cuda-home.no_headers", fix, **kw)
+    nvcc = tc.nvcc if ok(tc.nvcc) else None
+    if nvcc and nvcc.version and home.version and u.major_minor(nvcc.version) != u.major_minor(home.version):
+        return warn("cuda-home.version_mismatch", fix, version=home.version, nvcc=nvcc.version, **kw)
+    return passed("cuda-home.pass", version=home.version or "?", **kw)
+

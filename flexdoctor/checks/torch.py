@@ -1,0 +1,191 @@
+"""torch installation checks (FD2xx)."""
+
+from __future__ import annotations
+
+from packaging.version import Version
+
+from .. import knowledge as kb
+from ..facts import Facts, ok, require
+from ..model import Finding
+from . import _util as u
+from .base import check, fail, passed, skip, warn
+
+MIN_FLEX = Version("2.5.0")
+
+# torch release -> newest Python its Dynamo supports (FACTS §2). flex needs Dynamo even eagerly.
+DYNAMO_MAX_PYTHON = (
+    (Version("2.5"), (3, 12)),
+    (Version("2.6"), (3, 13)),
+    (Version("2.10"), (3, 14)),
+)
+DYNAMO_TABLE_UNTIL = Version("2.15")  # releases checked against this table: 2.5 ... 2.14
+
+
+@check("FD201", "torch-installed", area="torch")
+def torch_installed(facts: Facts) -> Finding:
+    """What it checks: that the target interpreter has a torch distribution installed (read
+    from package metadata, without importing it).
+
+    Why it matters: FlexAttention, SDPA and flash-attn all run on torch. flexdoctor inspects the
+    interpreter you name with --python (default: the one running flexdoctor); a tool installed
+    with pipx or in another venv sees a different interpreter than your training job.
+
+    How to fix: install torch into that interpreter from the index that matches your driver, or
+    point flexdoctor at the right one with --python.
+    """
+    py = require(facts.python, "Python facts")
+    if facts.torch is None:
+        best = u.best_wheel_for_driver(facts.gpu.cuda_driver_version) if u.has_nvidia_gpu(facts) else None
+        return fail("torch-installed.missing", kb.fix("torch-not-installed", python=u.python_cmd(facts),
+                    cuda_tag=u.cuda_tag(best) if best else "cpu"), python=py.executable)
+    torch = require(facts.torch, "torch metadata")
+    return passed("torch-installed.pass", version=torch.version, location=torch.location or "?")
+
+
+@check("FD202", "torch-importable", area="torch")
+def torch_importable(facts: Facts) -> Finding:
+    """What it checks: that `import torch` succeeds in the target interpreter, run in a
+    subprocess with a time limit; also that the torch which imports is the one pip installed.
+
+    Why it matters: a torch that is installed but broken (a missing libcudnn/libnccl from
+    another nvidia-* wheel, an ABI mismatch, a segfault in CUDA initialisation, a hang on a
+    wedged driver) fails every job at its first line. flexdoctor records the crash, the hang or
+    the exception as a result instead of dying with it.
+
+    How to fix: reinstall torch cleanly in a fresh environment; remove shadowing copies (a
+    source checkout on PYTHONPATH, a user-site install).
+    """
+    if facts.torch is None:
+        return skip("common.torch_not_installed")
+    rt = facts.torch_runtime
+    fix = kb.fix("torch-import-broken", python=u.python_cmd(facts))
+    if rt is None or (not ok(rt) and rt.kind == "skipped"):
+        return skip("torch-importable.not_run")
+    if not ok(rt):
+        first = (rt.message or "").strip().splitlines()
+        matched = kb.match_text(rt.message + "\n" + (rt.detail or ""))
+        if matched:
+            fix = matched[0].render(python=u.python_cmd(facts))
+        details = tuple((rt.detail or "").strip().splitlines()[-6:])
+        key = {"crash": "torch-importable.crash", "timeout": "torch-importable.timeout",
+               "garbage": "torch-importable.garbage"}.get(rt.kind, "torch-importable.error")
+        return fail(key, fix, details=details, stage=rt.stage or "import torch",
+                    error=first[-1] if first else rt.kind)
+    static = require(facts.torch, "torch metadata")
+    if u.base_version(rt.version) != u.base_version(static.version) or (
+        static.cuda != rt.cuda and static.cuda is not None
+    ):
+        return warn("torch-importable.shadowed", kb.fix("two-torch-installs", python=u.python_cmd(facts)),
+                    runtime=rt.version, installed=static.version)
+    return passed("torch-importable.pass", seconds=f"{rt.seconds:.1f}" if rt.seconds is not None else "?")
+
+
+@check("FD203", "torch-version", area="torch")
+def torch_version(facts: Facts) -> Finding:
+    """What it checks: that torch is at least 2.5.0, the first release with
+    torch.nn.attention.flex_attention, and that flex_attention imports.
+
+    Why it matters: older torch has no FlexAttention; diffusers then reports "Flex Attention
+    backend 'flex' is not usable because of missing package". Compiling flex on the CPU needs
+    2.6, Blackwell GPUs need 2.7. No release has `build_flex_attention_kernels()`: upgrading
+    does not add it (the real warm-up is `flexdoctor warm-cache`).
+
+    How to fix: upgrade torch (>= 2.5; >= 2.7 for Blackwell).
+    """
+    torch = require(facts.torch, "torch")
+    v = u.base_version(torch.version)
+    if v is None:
+        return skip("torch-version.unparsed", version=torch.version)
+    fix = kb.fix("torch-too-old-for-flex", python=u.python_cmd(facts))
+    if v < MIN_FLEX:
+        return fail("torch-version.too_old", fix, version=torch.version)
+    rt = facts.torch_runtime
+    if ok(rt) and rt.flex_importable is False:
+        return fail("torch-version.flex_import", fix, version=torch.version, error=rt.flex_import_error)
+    return passed("torch-version.pass", version=torch.version)
+
+
+@check("FD204", "torch-cuda-build", area="torch")
+def torch_cuda_build(facts: Facts) -> Finding:
+    """What it checks: on a machine with an NVIDIA GPU, that torch is a CUDA build
+    (torch.version.cuda is set, read from torch/version.py without importing torch).
+
+    Why it matters: a '+cpu' wheel on a GPU box is a classic: pip picked the CPU wheel or a
+    requirements file pinned it, and everything silently runs on the CPU, or fails with "Torch
+    not compiled with CUDA enabled". A ROCm build on an NVIDIA machine is the same mistake.
+
+    How to fix: reinstall torch from the CUDA index your driver supports (the fix names it).
+    """
+    if not u.has_nvidia_gpu(facts):
+        return skip("common.no_nvidia_gpu_skip")
+    build = u.torch_build(facts)
+    if build == "cuda":
+        return passed("torch-cuda-build.pass", cuda=facts.torch.cuda)
+    best = u.best_wheel_for_driver(facts.gpu.cuda_driver_version) or "12.8"
+    return fail("torch-cuda-build.cpu" if build == "cpu" else "torch-cuda-build.rocm",
+                kb.fix("cpu-wheel-on-gpu", python=u.python_cmd(facts), cuda_tag=u.cuda_tag(best)),
+                version=facts.torch.version, driver_cuda=facts.gpu.cuda_driver_version)
+
+
+@check("FD205", "cuda-available", area="torch")
+def cuda_available(facts: Facts) -> Finding:
+    """What it checks: that torch.cuda.is_available() is True when there is an NVIDIA GPU and a
+    CUDA build of torch, and captures the "CUDA initialization: ..." warning when it is not.
+
+    Why it matters: is_available() swallows the reason: the driver is too old, CUDA_VISIBLE_DEVICES
+    hides every GPU, the container has no GPU. Training then runs on the CPU or crashes later.
+
+    How to fix: follow the reason in the warning (the fix matches it against the knowledge
+    base); check CUDA_VISIBLE_DEVICES and nvidia-smi in the same environment.
+    """
+    if not u.has_nvidia_gpu(facts):
+        return skip("common.no_nvidia_gpu_skip")
+    if u.torch_build(facts) != "cuda":
+        return skip("cuda-available.not_cuda_build")
+    rt = u.runtime(facts)
+    if rt.cuda_available:
+        return passed("cuda-available.pass", count=rt.device_count,
+                      details=[f"{d.index}: {d.name} (sm_{d.capability.replace('.', '')})" for d in rt.devices])
+    warning = (rt.cuda_init_warning or "").strip()
+    matched = kb.match_text(warning) if warning else []
+    visible = facts.host.env.get("CUDA_VISIBLE_DEVICES") if ok(facts.host) else None
+    best = u.best_wheel_for_driver(facts.gpu.cuda_driver_version)
+    if matched:
+        fix = matched[0].render(python=u.python_cmd(facts), torch_cuda=facts.torch.cuda,
+                                cuda_tag=u.cuda_tag(best) if best else None)
+    else:
+        fix = kb.fix("cuda-not-available", python=u.python_cmd(facts))
+    if visible is not None and visible.strip() in ("", "-1", "none", "NoDevFiles"):
+        return fail("cuda-available.hidden", fix, value=visible)
+    return fail("cuda-available.no", fix, warning=warning.splitlines()[-1] if warning else u.t("cuda-available.no_warning"),
+                details=tuple(warning.splitlines()[-4:]))
+
+
+@check("FD206", "python-dynamo", area="torch")
+def python_dynamo(facts: Facts) -> Finding:
+    """What it checks: that the target Python version is one this torch's Dynamo supports
+    (2.5: up to 3.12; 2.6-2.9: up to 3.13; 2.10-2.14: up to 3.14).
+
+    Why it matters: flex_attention needs Dynamo even uncompiled; on a too-new Python it raises
+    RuntimeError("flex_attention requires dynamo support") and torch.compile refuses to run.
+
+    How to fix: use an older Python for this environment, or a torch release that supports
+    yours.
+    """
+    py = require(facts.python, "Python facts")
+    torch = require(facts.torch, "torch")
+    v = u.base_version(torch.version)
+    pv = tuple(int(x) for x in py.version.split(".")[:2])
+    if v is None or v < MIN_FLEX:
+        return skip("python-dynamo.no_flex")
+    if v >= DYNAMO_TABLE_UNTIL:
+        return skip("python-dynamo.unknown", version=torch.version, python_version=py.version)
+    limit = max(lim for since, lim in DYNAMO_MAX_PYTHON if v >= since)
+    max_py = f"{limit[0]}.{limit[1]}"
+    if pv > limit:
+        return fail("python-dynamo.unsupported",
+                    kb.fix("python-without-dynamo", python=u.python_cmd(facts), max_python=max_py,
+                           python_version=py.version),
+                    python_version=py.version, version=torch.version, max_python=max_py)
+    return passed("python-dynamo.pass", python_version=py.version, max_python=max_py)
+

@@ -1,0 +1,227 @@
+"""The command line. Thin: parse, call into the package, render, choose the exit code.
+
+Heavy imports (pynvml, the probes, rich tables) happen inside commands so that
+``flexdoctor --help`` stays fast and never imports torch.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import sys
+from pathlib import Path
+from typing import List, Optional
+
+import typer
+from typing_extensions import Annotated
+
+from . import __version__
+
+app = typer.Typer(
+    name="flexdoctor",
+    help=(
+        "Doctor and CI preflight for GPU attention kernels (PyTorch FlexAttention, "
+        "FlashAttention, SDPA).\n\n"
+        "Start with `flexdoctor check`: it says in seconds what will break on this machine and "
+        "exactly how to fix it. Exit codes: 0 no failure, 1 a failure (or a warning with "
+        "--strict), 2 usage error."
+    ),
+    no_args_is_help=True,
+    add_completion=False,
+    rich_markup_mode=None,
+    pretty_exceptions_enable=False,
+    context_settings={"help_option_names": ["-h", "--help"]},
+)
+
+EXIT_USAGE = 2
+
+
+def _version(value: bool) -> None:
+    if value:
+        typer.echo(f"flexdoctor {__version__}")
+        raise typer.Exit()
+
+
+@app.callback()
+def main_callback(
+    version: Annotated[
+        bool, typer.Option("--version", callback=_version, is_eager=True, help="Print the version and exit.")
+    ] = False,
+) -> None:
+    """Doctor and CI preflight for GPU attention kernels."""
+
+
+def _usage_error(message: str) -> "typer.Exit":
+    typer.echo(f"flexdoctor: error: {message}", err=True)
+    return typer.Exit(EXIT_USAGE)
+
+
+def _resolve_python(python: Optional[str]) -> str:
+    if not python:
+        return sys.executable
+    found = shutil.which(python) if os.sep not in python else python
+    if not found or not os.path.isfile(found) or not os.access(found, os.X_OK):
+        raise _usage_error(f"--python {python}: no such executable interpreter")
+    return os.path.abspath(found)
+
+
+def _split(values: Optional[List[str]]) -> list[str]:
+    out: list[str] = []
+    for v in values or ():
+        out += [x.strip() for x in v.split(",") if x.strip()]
+    return out
+
+
+def _color(no_color: bool) -> bool:
+    if no_color or os.environ.get("NO_COLOR") or os.environ.get("CI"):
+        return False
+    return sys.stdout.isatty() and os.environ.get("TERM") != "dumb"
+
+
+def _gather(python: str, static: bool, progress: bool):
+    from .probes import gather
+
+    if not progress or not sys.stderr.isatty() or os.environ.get("CI"):
+        return gather(python, runtime=not static)
+    from rich.console import Console
+
+    console = Console(stderr=True)
+    with console.status("flexdoctor: probing GPU, driver, toolchain" + ("" if static else " and import torch") + "…"):
+        return gather(python, runtime=not static)
+
+
+def _write(text: str, output: Optional[Path]) -> None:
+    if output is None:
+        sys.stdout.write(text)
+        sys.stdout.flush()
+        return
+    try:
+        tmp = output.with_name(f".{output.name}.tmp")
+        tmp.write_text(text, encoding="utf-8")
+        os.replace(tmp, output)
+    except OSError as exc:
+        raise _usage_error(f"--output {output}: {exc.strerror or exc}")
+
+
+PythonOpt = Annotated[
+    Optional[str],
+    typer.Option("--python", metavar="PATH",
+                 help="Interpreter to inspect (the one your training runs with). Default: this one."),
+]
+StaticOpt = Annotated[
+    bool,
+    typer.Option("--static", help="Skip the `import torch` tier: answer from NVML, package metadata and files "
+                                  "only (well under a second; torch runtime checks are skipped)."),
+]
+OutputOpt = Annotated[Optional[Path], typer.Option("--output", "-o", metavar="FILE",
+                                                   help="Write the report to FILE instead of stdout.")]
+
+
+@app.command()
+def check(
+    python: PythonOpt = None,
+    fmt: Annotated[str, typer.Option("--format", "-f", metavar="FORMAT",
+                                     help="text (default), json or markdown.")] = "text",
+    output: OutputOpt = None,
+    only: Annotated[Optional[List[str]], typer.Option("--only", metavar="ID",
+                    help="Run only these checks (ID or symbol; repeat or comma-separate).")] = None,
+    skip: Annotated[Optional[List[str]], typer.Option("--skip", metavar="ID",
+                    help="Do not run these checks (ID or symbol).")] = None,
+    strict: Annotated[bool, typer.Option("--strict", help="Warnings fail too (exit 1).")] = False,
+    static: StaticOpt = False,
+    verbose: Annotated[bool, typer.Option("--verbose", "-v",
+                       help="Show passing details, skipped checks and per-probe timings.")] = False,
+    quiet: Annotated[bool, typer.Option("--quiet", "-q", help="Only problems and the summary line.")] = False,
+    no_color: Annotated[bool, typer.Option("--no-color", help="No colour (also: NO_COLOR=1).")] = False,
+    no_plugins: Annotated[bool, typer.Option("--no-plugins", help="Do not load third-party checks.")] = False,
+) -> None:
+    """Check whether this machine can run FlexAttention / FlashAttention / SDPA, and how to fix it.
+
+    Examples:
+
+      flexdoctor check
+
+      flexdoctor check --python ~/venvs/train/bin/python -v
+
+      flexdoctor check --format json -o report.json
+
+      flexdoctor check --static --only FD101,FD104
+    """
+    from . import checks, runner
+    from .render import Format, renderer
+
+    try:
+        format_ = Format(fmt)
+    except ValueError:
+        raise _usage_error(f"--format {fmt}: choose one of {', '.join(f.value for f in Format)}")
+    target = _resolve_python(python)
+    specs, problems = checks.all_checks(with_plugins=not no_plugins)
+    try:
+        specs = runner.select(specs, _split(only), _split(skip))
+    except ValueError as exc:
+        raise _usage_error(f"unknown check(s): {exc} (see `flexdoctor rules`)")
+    facts = _gather(target, static, progress=format_ == Format.text and output is None)
+    report = runner.run(specs, facts, strict=strict, plugin_problems=problems)
+    text = renderer(format_)(report, verbose=verbose, quiet=quiet,
+                             color=_color(no_color) and output is None,
+                             width=shutil.get_terminal_size((100, 24)).columns)
+    _write(text, output)
+    raise typer.Exit(report.exit_code)
+
+
+@app.command()
+def facts(
+    python: PythonOpt = None,
+    fmt: Annotated[str, typer.Option("--format", "-f", metavar="FORMAT", help="text (default) or json.")] = "text",
+    output: OutputOpt = None,
+    static: StaticOpt = False,
+) -> None:
+    """Print everything flexdoctor gathered about this machine, for bug reports.
+
+    A better `python -m torch.utils.collect_env`: GPUs and driver from NVML, torch read without
+    importing it and then imported in a subprocess, Triton, toolchain, relevant environment
+    variables. Paths under your home directory are shown as ~.
+    """
+    from .render import facts_view
+
+    if fmt not in ("text", "json"):
+        raise _usage_error(f"--format {fmt}: choose text or json")
+    target = _resolve_python(python)
+    gathered = _gather(target, static, progress=fmt == "text" and output is None)
+    _write(facts_view.render(gathered, fmt=fmt), output)
+
+
+@app.command()
+def rules(
+    rule: Annotated[Optional[str], typer.Argument(metavar="[ID]", help="A check (FD201 or nvcc-found) or "
+                                                  "knowledge-base entry (FDE105) to print in full.")] = None,
+) -> None:
+    """List every check and knowledge-base entry, or print one in full.
+
+    Examples:
+
+      flexdoctor rules
+
+      flexdoctor rules FD401
+
+      flexdoctor rules nvidia-driver-too-old
+    """
+    from .render import rules_view
+
+    try:
+        text = rules_view.render(rule)
+    except KeyError:
+        raise _usage_error(f"no check or knowledge-base entry named {rule!r} (run `flexdoctor rules`)")
+    _write(text, None)
+
+
+def main() -> None:
+    try:
+        app()
+    except KeyboardInterrupt:
+        typer.echo("flexdoctor: interrupted", err=True)
+        sys.exit(130)
+    except Exception as exc:  # a flexdoctor bug: one clear line, never a traceback
+        typer.echo(f"flexdoctor: internal error: {type(exc).__name__}: {exc}\n"
+                   "Please report it with the output of `flexdoctor facts`.", err=True)
+        sys.exit(EXIT_USAGE)

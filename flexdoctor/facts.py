@@ -1,0 +1,273 @@
+"""Facts: one immutable snapshot of the machine, gathered by probes, judged by checks.
+
+A fact is a value, ``None`` (absent: the thing does not exist or was not asked for), or a
+:class:`ProbeError` (flexdoctor could not tell). Facts never hold sentinel words like
+"N/A": words belong to renderers.
+
+Every section is a frozen dataclass so checks are pure functions over plain data, and the
+whole snapshot round-trips through JSON (``to_dict`` / ``from_dict``) so recorded facts of real
+machines drive the tests.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import types
+import typing
+from dataclasses import dataclass, field
+from typing import Any, Optional, Union
+
+FACTS_SCHEMA_VERSION = 1
+_UnionType = getattr(types, "UnionType", None)  # Python 3.10+
+
+
+@dataclass(frozen=True)
+class ProbeError:
+    """flexdoctor could not tell: the probe failed, crashed, hung or was not run.
+
+    ``kind`` is one of: ``error`` (an exception), ``timeout``, ``crash`` (killed by a signal),
+    ``garbage`` (unparseable output), ``skipped`` (the user asked not to gather it).
+    """
+
+    message: str
+    kind: str = "error"
+    stage: Optional[str] = None
+    detail: Optional[str] = None
+
+    def to_dict(self) -> dict:
+        return {"probe_error": {k: v for k, v in dataclasses.asdict(self).items() if v is not None}}
+
+
+class Skip(Exception):
+    """Raised by :func:`require` inside a check: the facts it needs are missing."""
+
+
+def require(value: Any, what: str = "") -> Any:
+    """Return ``value`` or raise :class:`Skip` when it is a ProbeError or None."""
+    if isinstance(value, ProbeError):
+        raise Skip(f"{what}: {value.message}" if what else value.message)
+    if value is None:
+        raise Skip(f"{what}: not available" if what else "not available")
+    return value
+
+
+def ok(value: Any) -> bool:
+    """True when the fact is a real value (neither absent nor a ProbeError)."""
+    return value is not None and not isinstance(value, ProbeError)
+
+
+# --------------------------------------------------------------------------- sections
+
+
+@dataclass(frozen=True)
+class HostFacts:
+    hostname: str
+    os: str  # platform.system(): Linux, Windows, Darwin
+    os_release: Optional[str]  # PRETTY_NAME of /etc/os-release, or platform string
+    kernel: str
+    machine: str  # x86_64, aarch64, arm64
+    wsl: bool
+    container: Optional[str]  # docker, podman, kubernetes, or None
+    user: Optional[str]
+    uid: Optional[int]
+    cpu_count: Optional[int]
+    cpu_avx2: Optional[bool] = None  # x86 only: CPU Inductor (flex on CPU) needs AVX2
+    # Cluster identity for merging fleet reports (SLURM_JOB_ID, SLURM_NODEID, RANK, ...).
+    scheduler: dict = field(default_factory=dict)
+    # Environment variables that change how torch, Triton, Inductor or the CUDA toolchain behave.
+    env: dict = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class GpuDevice:
+    index: int
+    name: str
+    compute_capability: str  # "9.0"
+    memory_total_bytes: Optional[int] = None
+    uuid: Optional[str] = None
+    pci_bus_id: Optional[str] = None
+
+    @property
+    def cc(self) -> tuple[int, int]:
+        major, _, minor = self.compute_capability.partition(".")
+        return int(major), int(minor or 0)
+
+
+@dataclass(frozen=True)
+class GpuFacts:
+    """NVIDIA GPUs as NVML sees them (no torch import)."""
+
+    # ok | no-library | driver-not-loaded | driver-mismatch | no-permission | error
+    nvml: str
+    nvml_error: Optional[str] = None
+    driver_version: Optional[str] = None
+    cuda_driver_version: Optional[str] = None  # "13.0": the newest CUDA the driver supports
+    devices: list[GpuDevice] = field(default_factory=list)
+    device_nodes: bool = False  # /dev/nvidia0 or /proc/driver/nvidia exists
+
+
+@dataclass(frozen=True)
+class PythonFacts:
+    """The target interpreter (``--python``), asked in a subprocess, stdlib only."""
+
+    executable: str
+    version: str  # "3.11.7"
+    implementation: str
+    platform: str  # sys.platform
+    include_dir: Optional[str]
+    python_h: bool
+    # Installed distributions that matter (name -> version), read from metadata.
+    packages: dict = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class TorchStaticFacts:
+    """torch as installed, read without importing it (metadata and torch/version.py as text)."""
+
+    version: str
+    location: Optional[str] = None
+    cuda: Optional[str] = None
+    hip: Optional[str] = None
+    git_version: Optional[str] = None
+    debug: Optional[bool] = None
+    # torch's own triton requirement, e.g. "triton==3.6.0" (from Requires-Dist), if any.
+    triton_requirement: Optional[str] = None
+
+
+@dataclass(frozen=True)
+class TorchDevice:
+    index: int
+    name: str
+    capability: str  # "9.0"
+    total_memory: Optional[int] = None
+
+
+@dataclass(frozen=True)
+class TorchRuntimeFacts:
+    """What ``import torch`` in the target interpreter says (subprocess, time-boxed)."""
+
+    version: str
+    cuda: Optional[str] = None
+    hip: Optional[str] = None
+    cuda_available: Optional[bool] = None
+    cuda_init_warning: Optional[str] = None
+    device_count: Optional[int] = None
+    devices: list[TorchDevice] = field(default_factory=list)
+    arch_list: Optional[list] = None
+    bf16_supported: Optional[bool] = None
+    cudnn_version: Optional[int] = None
+    mps_available: Optional[bool] = None
+    triton_import_error: Optional[str] = None  # None: imported fine (or not tried)
+    triton_version: Optional[str] = None
+    flex_import_error: Optional[str] = None
+    flex_importable: Optional[bool] = None
+    seconds: Optional[float] = None
+
+
+@dataclass(frozen=True)
+class Nvcc:
+    path: str
+    version: Optional[str]  # "13.0"; None when the output named no release
+    output: Optional[str] = None
+
+
+@dataclass(frozen=True)
+class CudaHome:
+    path: str
+    source: str  # CUDA_HOME | CUDA_PATH | nvcc | default
+    is_dir: bool
+    cuda_h: bool
+    cuda_runtime_h: bool
+    version: Optional[str] = None  # toolkit version from version.json / version.txt / cuda.h
+
+
+@dataclass(frozen=True)
+class Compiler:
+    source: str  # CC | gcc | clang | CXX | g++ | clang++
+    command: str
+    path: Optional[str]  # None when $CC names something that is not there
+
+
+@dataclass(frozen=True)
+class LibCuda:
+    path: Optional[str]  # the libcuda.so.1 Triton would load; None: not found
+    method: Optional[str]  # TRITON_LIBCUDA_PATH | ldconfig | LD_LIBRARY_PATH
+    unversioned: bool = False  # a plain libcuda.so next to it (triton <= 3.5 links -lcuda)
+
+
+@dataclass(frozen=True)
+class ToolchainFacts:
+    nvcc: Union[Nvcc, ProbeError, None] = None
+    cuda_home: Union[CudaHome, None] = None
+    c_compiler: Union[Compiler, None] = None
+    cxx_compiler: Union[Compiler, None] = None
+    libcuda: Union[LibCuda, ProbeError, None] = None
+    # Toolkit roots found in the usual places (holding include/cuda_runtime.h), for suggestions.
+    cuda_installs: list = field(default_factory=list)
+
+
+@dataclass(frozen=True)
+class Facts:
+    """The whole snapshot. Sections are a dataclass, None (not applicable), or ProbeError."""
+
+    host: Union[HostFacts, ProbeError, None] = None
+    gpu: Union[GpuFacts, ProbeError, None] = None
+    python: Union[PythonFacts, ProbeError, None] = None
+    torch: Union[TorchStaticFacts, ProbeError, None] = None  # None: torch not installed
+    torch_runtime: Union[TorchRuntimeFacts, ProbeError, None] = None
+    toolchain: Union[ToolchainFacts, ProbeError, None] = None
+    timings: dict = field(default_factory=dict)  # probe name -> seconds
+    collected_at: Optional[str] = None
+    flexdoctor_version: Optional[str] = None
+
+    def to_dict(self) -> dict:
+        out = to_jsonable(self)
+        out["schema_version"] = FACTS_SCHEMA_VERSION
+        return out
+
+    @classmethod
+    def from_dict(cls, data: dict) -> "Facts":
+        data = {k: v for k, v in data.items() if k != "schema_version"}
+        return from_jsonable(cls, data)
+
+
+# --------------------------------------------------------------------------- (de)serialisation
+
+
+def to_jsonable(value: Any) -> Any:
+    if isinstance(value, ProbeError):
+        return value.to_dict()
+    if dataclasses.is_dataclass(value):
+        return {f.name: to_jsonable(getattr(value, f.name)) for f in dataclasses.fields(value)}
+    if isinstance(value, (list, tuple)):
+        return [to_jsonable(v) for v in value]
+    if isinstance(value, dict):
+        return {str(k): to_jsonable(v) for k, v in value.items()}
+    return value
+
+
+def _is_probe_error_dict(value: Any) -> bool:
+    return isinstance(value, dict) and set(value) == {"probe_error"}
+
+
+def from_jsonable(tp: Any, value: Any) -> Any:
+    """Rebuild a value of annotated type ``tp`` from JSON data (tolerant of unknown keys)."""
+    if _is_probe_error_dict(value):
+        return ProbeError(**value["probe_error"])
+    if value is None:
+        return None
+    origin = typing.get_origin(tp)
+    if origin is Union or (_UnionType is not None and origin is _UnionType):
+        args = [a for a in typing.get_args(tp) if a is not type(None) and a is not ProbeError]
+        if len(args) == 1:
+            return from_jsonable(args[0], value)
+        return value
+    if origin is list:
+        (item,) = typing.get_args(tp) or (Any,)
+        return [from_jsonable(item, v) for v in value]
+    if dataclasses.is_dataclass(tp) and isinstance(value, dict):
+        hints = typing.get_type_hints(tp)
+        known = {f.name for f in dataclasses.fields(tp)}
+        kwargs = {k: from_jsonable(hints[k], v) for k, v in value.items() if k in known}
+        return tp(**kwargs)
+    return value

@@ -1,0 +1,108 @@
+"""Results of checks and the report that renderers turn into text, JSON and the rest."""
+
+from __future__ import annotations
+
+import enum
+from dataclasses import dataclass, field
+from typing import Optional
+
+from .facts import Facts
+
+REPORT_SCHEMA_VERSION = 1
+
+
+class Status(str, enum.Enum):
+    PASS = "pass"
+    WARN = "warn"
+    FAIL = "fail"
+    SKIP = "skip"
+    ERROR = "error"
+
+    @property
+    def rank(self) -> int:
+        """Severity order used to combine per-GPU findings: the worst wins."""
+        return _RANK[self]
+
+
+_RANK = {Status.SKIP: 0, Status.PASS: 1, Status.WARN: 2, Status.ERROR: 3, Status.FAIL: 4}
+
+
+@dataclass(frozen=True)
+class Fix:
+    """How to fix a finding: a sentence and copy-pasteable commands (data, not prose in code)."""
+
+    summary: str
+    commands: tuple[str, ...] = ()
+    kb: Optional[str] = None  # knowledge-base entry the fix comes from
+    links: tuple[str, ...] = ()
+
+    def to_dict(self) -> dict:
+        return {
+            "summary": self.summary,
+            "commands": list(self.commands),
+            "kb": self.kb,
+            "links": list(self.links),
+        }
+
+
+@dataclass(frozen=True)
+class Finding:
+    """What a check returns: a status, one sentence, an optional fix, optional detail lines."""
+
+    status: Status
+    message: str
+    fix: Optional[Fix] = None
+    details: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class Result:
+    id: str
+    symbol: str
+    title: str
+    area: str
+    status: Status
+    message: str
+    fix: Optional[Fix] = None
+    details: tuple[str, ...] = ()
+
+    def to_dict(self) -> dict:
+        return {
+            "id": self.id,
+            "symbol": self.symbol,
+            "title": self.title,
+            "area": self.area,
+            "status": self.status.value,
+            "message": self.message,
+            "fix": self.fix.to_dict() if self.fix else None,
+            "details": list(self.details),
+        }
+
+
+@dataclass(frozen=True)
+class Report:
+    results: tuple[Result, ...]
+    facts: Facts
+    flexdoctor_version: str
+    strict: bool = False
+    profile: Optional[str] = None
+    extra: dict = field(default_factory=dict)
+
+    def counts(self) -> dict[str, int]:
+        out = {s.value: 0 for s in Status}
+        for r in self.results:
+            out[r.status.value] += 1
+        return out
+
+    @property
+    def failed(self) -> bool:
+        """True when the run should exit 1: a failure or a check that crashed
+        (or a warning under --strict)."""
+        bad = {Status.FAIL, Status.ERROR}
+        if self.strict:
+            bad.add(Status.WARN)
+        return any(r.status in bad for r in self.results)
+
+    @property
+    def exit_code(self) -> int:
+        return 1 if self.failed else 0

@@ -1,0 +1,88 @@
+"""Probes touch the machine; everything else in flexdoctor is pure over the Facts they return.
+
+``gather`` runs every probe concurrently in daemon threads, each with its own time box. The
+subprocess probes (target interpreter, ``import torch``) run in parallel with NVML and the
+toolchain lookups, so a full check costs about one ``import torch``.
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import threading
+import time
+from typing import Any, Callable, Optional
+
+from .. import __version__
+from ..facts import Facts, ProbeError
+
+# Per-probe wall-clock limits (seconds). The torch runtime probe imports torch and initialises
+# CUDA, which takes 3-10 s on a healthy machine and can hang on a broken driver.
+DEFAULT_TIMEOUTS = {
+    "host": 5.0,
+    "gpu": 10.0,
+    "interp": 20.0,
+    "torch_runtime": 90.0,
+    "toolchain": 20.0,
+}
+
+
+class _Job:
+    def __init__(self, name: str, fn: Callable[[], Any], timeout: float):
+        self.name, self.fn, self.timeout = name, fn, timeout
+        self.value: Any = ProbeError(f"{name} probe did not finish in {timeout:g} s", kind="timeout")
+        self.seconds: Optional[float] = None
+        self.thread = threading.Thread(target=self._run, name=f"flexdoctor-{name}", daemon=True)
+
+    def _run(self) -> None:
+        t0 = time.perf_counter()
+        try:
+            self.value = self.fn()
+        except Exception as exc:  # a probe bug or an OS surprise is a fact, not a crash
+            self.value = ProbeError(f"{type(exc).__name__}: {exc}", kind="error", stage=self.name)
+        self.seconds = round(time.perf_counter() - t0, 3)
+
+
+def gather(
+    python: str,
+    runtime: bool = True,
+    timeouts: Optional[dict] = None,
+    on_done: Optional[Callable[[str], None]] = None,
+) -> Facts:
+    """Collect all facts. ``runtime=False`` skips the ``import torch`` tier (``--static``)."""
+    from . import gpu, host, interp, toolchain, torch_runtime
+
+    limits = {**DEFAULT_TIMEOUTS, **(timeouts or {})}
+    specs: dict[str, Callable[[], Any]] = {
+        "host": host.probe,
+        "gpu": gpu.probe,
+        "interp": lambda: interp.probe(python, timeout=limits["interp"]),
+        "toolchain": toolchain.probe,
+    }
+    if runtime:
+        specs["torch_runtime"] = lambda: torch_runtime.probe(python, timeout=limits["torch_runtime"])
+    jobs = [_Job(name, fn, limits[name]) for name, fn in specs.items()]
+    started = time.perf_counter()
+    for job in jobs:
+        job.thread.start()
+    for job in jobs:
+        # Subprocess probes enforce their own timeout; the small margin lets them report it.
+        remaining = job.timeout + 2.0 - (time.perf_counter() - started)
+        job.thread.join(max(remaining, 0.0))
+        if on_done is not None:
+            on_done(job.name)
+    values = {job.name: job.value for job in jobs}
+    py, torch = values["interp"] if isinstance(values["interp"], tuple) else (values["interp"],) * 2
+    runtime_value = values.get("torch_runtime") or ProbeError(
+        "not gathered: the torch runtime tier was skipped (--static)", kind="skipped"
+    )
+    return Facts(
+        host=values["host"],
+        gpu=values["gpu"],
+        python=py,
+        torch=torch,
+        torch_runtime=runtime_value,
+        toolchain=values["toolchain"],
+        timings={job.name: job.seconds for job in jobs},
+        collected_at=_dt.datetime.now(_dt.timezone.utc).replace(microsecond=0).isoformat(),
+        flexdoctor_version=__version__,
+    )

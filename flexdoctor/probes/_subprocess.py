@@ -1,0 +1,69 @@
+"""Run a command with a hard timeout; its failure modes come back as data, never raise."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+from dataclasses import dataclass
+from typing import Optional, Sequence
+
+
+@dataclass(frozen=True)
+class Completed:
+    returncode: Optional[int]  # None: timed out or could not start
+    stdout: str
+    stderr: str
+    timed_out: bool = False
+    start_error: Optional[str] = None
+
+    @property
+    def signal_name(self) -> Optional[str]:
+        if self.returncode is not None and self.returncode < 0:
+            try:
+                return signal.Signals(-self.returncode).name
+            except ValueError:
+                return f"signal {-self.returncode}"
+        return None
+
+
+def run(argv: Sequence[str], timeout: float, env: Optional[dict] = None) -> Completed:
+    try:
+        proc = subprocess.Popen(
+            list(argv),
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            env=env,
+            start_new_session=os.name == "posix",  # so a timeout kills the whole group
+        )
+    except OSError as exc:
+        return Completed(None, "", "", start_error=f"{exc.strerror or exc}: {argv[0]}")
+    try:
+        out, err = proc.communicate(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        _kill(proc)
+        try:
+            out, err = proc.communicate(timeout=5)
+        except subprocess.TimeoutExpired:  # a grandchild escaped the group and holds the pipes
+            out, err = b"", b""
+        return Completed(None, _decode(out), _decode(err), timed_out=True)
+    return Completed(proc.returncode, _decode(out), _decode(err))
+
+
+def _kill(proc: subprocess.Popen) -> None:
+    try:
+        if os.name == "posix":
+            os.killpg(proc.pid, signal.SIGKILL)
+        else:
+            proc.kill()
+    except (ProcessLookupError, PermissionError, OSError):
+        pass
+
+
+def _decode(data: bytes | None) -> str:
+    return (data or b"").decode("utf-8", errors="replace")
+
+
+def tail(text: str, lines: int = 20) -> str:
+    return "\n".join(text.strip().splitlines()[-lines:])

@@ -1,0 +1,47 @@
+"""The target interpreter and its installed packages, without importing torch."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from ..facts import ProbeError, PythonFacts, TorchStaticFacts, from_jsonable
+from . import _subprocess
+
+SCRIPT = Path(__file__).with_name("_interp_probe.py")
+
+
+def probe(python: str, timeout: float = 15.0) -> tuple[PythonFacts | ProbeError, TorchStaticFacts | ProbeError | None]:
+    """Returns (python facts, torch facts); torch is None when torch is not installed."""
+    done = _subprocess.run([python, str(SCRIPT)], timeout=timeout)
+    err = failure(done, f"{python} {SCRIPT.name}")
+    if err is not None:
+        return err, err
+    try:
+        data = json.loads(done.stdout.strip().splitlines()[-1])
+    except (ValueError, IndexError):
+        bad = ProbeError(
+            "the interpreter printed something that is not the probe's JSON",
+            kind="garbage",
+            detail=_subprocess.tail(done.stdout + done.stderr),
+        )
+        return bad, bad
+    py = from_jsonable(PythonFacts, data["python"])
+    torch = from_jsonable(TorchStaticFacts, data["torch"]) if data.get("torch") else None
+    return py, torch
+
+
+def failure(done: _subprocess.Completed, what: str, stage: str | None = None) -> ProbeError | None:
+    """A ProbeError for a subprocess that did not exit 0, or None."""
+    if done.start_error:
+        return ProbeError(f"could not start: {done.start_error}", kind="error", stage=stage)
+    if done.timed_out:
+        return ProbeError(f"{what} did not finish in time", kind="timeout", stage=stage,
+                          detail=_subprocess.tail(done.stderr) or None)
+    if done.signal_name:
+        return ProbeError(f"{what} crashed ({done.signal_name})", kind="crash", stage=stage,
+                          detail=_subprocess.tail(done.stderr) or None)
+    if done.returncode != 0:
+        return ProbeError(f"{what} exited with status {done.returncode}", kind="error", stage=stage,
+                          detail=_subprocess.tail(done.stderr) or None)
+    return None

@@ -1,0 +1,84 @@
+"""`flexdoctor facts`: the gathered facts as text or JSON, home directory shown as ~."""
+
+from __future__ import annotations
+
+import json
+import os
+from typing import Any
+
+from ..facts import Facts
+
+
+def _home_to_tilde(value: Any, home: str) -> Any:
+    if isinstance(value, str) and home and home != "/":
+        return value.replace(home, "~")
+    if isinstance(value, list):
+        return [_home_to_tilde(v, home) for v in value]
+    if isinstance(value, dict):
+        return {k: _home_to_tilde(v, home) for k, v in value.items()}
+    return value
+
+
+def redacted(facts: Facts) -> dict:
+    return _home_to_tilde(facts.to_dict(), os.path.expanduser("~").rstrip("/"))
+
+
+def _lines(value: Any, indent: int) -> list[str]:
+    pad = "  " * indent
+    out: list[str] = []
+    if isinstance(value, dict):
+        if set(value) == {"probe_error"}:
+            err = value["probe_error"]
+            where = f" during '{err['stage']}'" if err.get("stage") else ""
+            out.append(f"{pad}could not tell ({err.get('kind', 'error')}{where}): {err.get('message', '')}")
+            if err.get("detail"):
+                out += [f"{pad}  | {line}" for line in str(err["detail"]).splitlines()[-8:]]
+            return out
+        for k, v in value.items():
+            if isinstance(v, (dict, list)) and v and not (isinstance(v, dict) and set(v) == {"probe_error"}):
+                out.append(f"{pad}{k}:")
+                out += _lines(v, indent + 1)
+            elif isinstance(v, dict) and set(v) == {"probe_error"}:
+                out.append(f"{pad}{k}:")
+                out += _lines(v, indent + 1)
+            else:
+                out.append(f"{pad}{k}: {_scalar(v)}")
+        return out
+    if isinstance(value, list):
+        for item in value:
+            if isinstance(item, dict):
+                sub = _lines(item, indent + 1)
+                out.append(f"{pad}- " + sub[0].strip())
+                out += sub[1:]
+            else:
+                out.append(f"{pad}- {_scalar(item)}")
+        return out
+    return [f"{pad}{_scalar(value)}"]
+
+
+def _scalar(v: Any) -> str:
+    if v is None:
+        return "—"
+    if v is True:
+        return "yes"
+    if v is False:
+        return "no"
+    if v == [] or v == {}:
+        return "none"
+    return str(v)
+
+
+def render(facts: Facts, fmt: str = "text") -> str:
+    data = redacted(facts)
+    if fmt == "json":
+        return json.dumps(data, indent=2, sort_keys=True) + "\n"
+    order = ["host", "gpu", "python", "torch", "torch_runtime", "toolchain", "timings"]
+    out = [f"flexdoctor {facts.flexdoctor_version} facts, collected {facts.collected_at}", ""]
+    for key in order + [k for k in data if k not in order]:
+        if key in ("schema_version", "flexdoctor_version", "collected_at"):
+            continue
+        out.append(f"{key}:")
+        value = data.get(key)
+        out += _lines(value, 1) if isinstance(value, (dict, list)) else [f"  {_scalar(value)}"]
+        out.append("")
+    return "\n".join(out)

@@ -1,0 +1,27 @@
+"""Markdown for bug reports and PR comments."""
+
+from __future__ import annotations
+
+from ..model import Report, Status
+from ..text import t
+from ._common import ICONS, grouped, summary_line
+
+
+def _cell(text: str) -> str:
+    return text.replace("|", "\\|").replace("\n", " ")
+
+
+def render(report: Report, **_: object) -> str:
+    lines = [f"## flexdoctor {report.flexdoctor_version}", "", summary_line(report), ""]
+    for area, results in grouped(report):
+        lines += [f"### {t(f'area.{area}')}", "", "| | ID | Check | Result |", "|---|---|---|---|"]
+        for r in results:
+            lines.append(f"| {ICONS[r.status]} | {r.id} | {_cell(r.title)} | {_cell(r.message)} |")
+        lines.append("")
+        for r in results:
+            if r.fix and r.status in (Status.FAIL, Status.WARN, Status.ERROR):
+                lines.append(f"**{r.id} {r.symbol}**: {r.fix.summary}")
+                if r.fix.commands:
+                    lines += ["", "```bash", *r.fix.commands, "```"]
+                lines.append("")
+    return "\n".join(lines).rstrip() + "\n"

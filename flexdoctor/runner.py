@@ -1,0 +1,63 @@
+"""Run checks over facts: a check that raises becomes an ``error`` result, Skip becomes ``skip``."""
+
+from __future__ import annotations
+
+import traceback
+from typing import Iterable, Optional
+
+from . import __version__
+from .checks import CheckSpec, PluginProblem
+from .facts import Facts, Skip
+from .model import Finding, Report, Result, Status
+from .text import t
+
+
+def run_one(spec: CheckSpec, facts: Facts) -> Result:
+    try:
+        title = spec.title
+    except Exception:
+        title = spec.symbol
+    try:
+        finding = spec.func(facts)
+        if finding is None:
+            finding = Finding(Status.PASS, t(f"{spec.symbol}.pass") if _has(spec.symbol) else t("common.ok"))
+        if not isinstance(finding, Finding):
+            raise TypeError(f"check returned {type(finding).__name__}, not Finding")
+    except Skip as exc:
+        finding = Finding(Status.SKIP, str(exc))
+    except Exception as exc:
+        tb = traceback.format_exc().strip().splitlines()[-3:]
+        finding = Finding(Status.ERROR, t("common.check_crashed", error=f"{type(exc).__name__}: {exc}"),
+                          details=tuple(tb))
+    return Result(spec.id, spec.symbol, title, spec.area, finding.status, finding.message,
+                  finding.fix, finding.details)
+
+
+def _has(symbol: str) -> bool:
+    from .text import has
+
+    return has(f"{symbol}.pass")
+
+
+def select(specs: list[CheckSpec], only: Iterable[str] = (), skip: Iterable[str] = ()) -> list[CheckSpec]:
+    """Filter by ID or symbol (case-insensitive); unknown names raise ValueError (a usage error)."""
+    only, skip = [o.lower() for o in only], [s.lower() for s in skip]
+    known = {s.id.lower() for s in specs} | {s.symbol for s in specs}
+    unknown = [n for n in only + skip if n not in known]
+    if unknown:
+        raise ValueError(", ".join(unknown))
+    out = [s for s in specs if not only or s.id.lower() in only or s.symbol in only]
+    return [s for s in out if s.id.lower() not in skip and s.symbol not in skip]
+
+
+def run(
+    specs: list[CheckSpec],
+    facts: Facts,
+    strict: bool = False,
+    plugin_problems: Optional[list[PluginProblem]] = None,
+) -> Report:
+    results = [run_one(s, facts) for s in specs]
+    for p in plugin_problems or ():
+        results.append(Result("FD000", "plugin-load", t("plugin-load.title"), "plugin", Status.ERROR,
+                              t("plugin-load.error", name=p.name, error=p.message)))
+    return Report(results=tuple(results), facts=facts, flexdoctor_version=__version__, strict=strict)

@@ -1,0 +1,56 @@
+"""All user-facing words live in ``flexdoctor/locale/<lang>.toml``; code refers to them by key.
+
+``t("gpu-present.pass", count=2)`` formats the English template (or the language chosen with
+``FLEXDOCTOR_LANG``, falling back to English key by key). Keeping the words in one place is
+what lets reports be translated and reviewed without reading code.
+"""
+
+from __future__ import annotations
+
+import functools
+import os
+import string
+from importlib import resources
+
+from ._toml import loads as toml_loads
+
+
+class _Missing(dict):
+    def __missing__(self, key: str) -> str:
+        return "{" + key + "}"
+
+
+@functools.lru_cache(maxsize=None)
+def catalog(lang: str) -> dict[str, str]:
+    try:
+        raw = resources.files("flexdoctor.locale").joinpath(f"{lang}.toml").read_text(encoding="utf-8")
+    except (FileNotFoundError, OSError):
+        return {}
+    flat: dict[str, str] = {}
+
+    def walk(prefix: str, node: dict) -> None:
+        for key, value in node.items():
+            full = f"{prefix}.{key}" if prefix else key
+            if isinstance(value, dict):
+                walk(full, value)
+            else:
+                flat[full] = value
+
+    walk("", toml_loads(raw))
+    return flat
+
+
+def language() -> str:
+    return os.environ.get("FLEXDOCTOR_LANG", "en").split(".")[0].split("_")[0] or "en"
+
+
+def has(key: str) -> bool:
+    return key in catalog("en")
+
+
+def t(key: str, **kwargs: object) -> str:
+    """The text for ``key`` with ``{placeholders}`` filled; unknown placeholders stay visible."""
+    template = catalog(language()).get(key) or catalog("en").get(key)
+    if template is None:
+        raise KeyError(f"no text for {key!r} in flexdoctor/locale/en.toml")
+    return string.Formatter().vformat(template, (), _Missing(kwargs))
