@@ -56,13 +56,44 @@ def _usage_error(message: str) -> "typer.Exit":
     return typer.Exit(EXIT_USAGE)
 
 
-def _resolve_python(python: Optional[str]) -> str:
+def _which_python(python: Optional[str]) -> Optional[str]:
     if not python:
         return sys.executable
-    found = shutil.which(python) if os.sep not in python else python
+    found = shutil.which(python) if os.sep not in python else os.path.expanduser(python)
     if not found or not os.path.isfile(found) or not os.access(found, os.X_OK):
-        raise _usage_error(f"--python {python}: no such executable interpreter")
+        return None
     return os.path.abspath(found)
+
+
+def _resolve_python(python: Optional[str]) -> str:
+    found = _which_python(python)
+    if found is None:
+        raise _usage_error(f"--python {python}: no such executable interpreter")
+    return found
+
+
+def _prefetch(argv: list[str]) -> None:
+    """Start `import torch` in the target interpreter before typer parses anything.
+
+    It is the slowest probe (seconds) and needs nothing from argument parsing but --python,
+    so overlapping it with start-up keeps a full check close to one bare `import torch`.
+    """
+    words = [a for a in argv if not a.startswith("-")]
+    if not words or words[0] not in ("check", "facts"):
+        return
+    if any(a in ("--static", "-h", "--help", "--version") for a in argv):
+        return
+    python = None
+    for i, a in enumerate(argv):
+        if a == "--python" and i + 1 < len(argv):
+            python = argv[i + 1]
+        elif a.startswith("--python="):
+            python = a.split("=", 1)[1]
+    target = _which_python(python)
+    if target is not None:
+        from .probes import torch_runtime
+
+        torch_runtime.prefetch(target)
 
 
 def _split(values: Optional[List[str]]) -> list[str]:
@@ -217,6 +248,7 @@ def rules(
 
 def main() -> None:
     try:
+        _prefetch(sys.argv[1:])
         app()
     except KeyboardInterrupt:
         typer.echo("flexdoctor: interrupted", err=True)

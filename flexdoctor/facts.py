@@ -162,6 +162,7 @@ class TorchRuntimeFacts:
     flex_import_error: Optional[str] = None
     flex_importable: Optional[bool] = None
     seconds: Optional[float] = None
+    stage_seconds: dict = field(default_factory=dict)  # "import torch" -> 2.1, ...
 
 
 @dataclass(frozen=True)

@@ -68,7 +68,7 @@ def _version_py(md):
     return os.path.dirname(path), values
 
 
-def main():
+def collect():
     include = sysconfig.get_paths().get("include")
     out = {
         "python": {
@@ -109,7 +109,11 @@ def main():
                 "debug": values.get("debug"),
                 "triton_requirement": triton_req,
             }
-    sys.stdout.write(json.dumps(out))
+    return out
+
+
+def main():
+    sys.stdout.write(json.dumps(collect()))
 
 
 if __name__ == "__main__":

@@ -27,9 +27,10 @@ class Completed:
         return None
 
 
-def run(argv: Sequence[str], timeout: float, env: Optional[dict] = None) -> Completed:
+def start(argv: Sequence[str], env: Optional[dict] = None) -> "subprocess.Popen | Completed":
+    """Start ``argv``; a Completed with ``start_error`` when it cannot start."""
     try:
-        proc = subprocess.Popen(
+        return subprocess.Popen(
             list(argv),
             stdin=subprocess.DEVNULL,
             stdout=subprocess.PIPE,
@@ -39,10 +40,19 @@ def run(argv: Sequence[str], timeout: float, env: Optional[dict] = None) -> Comp
         )
     except OSError as exc:
         return Completed(None, "", "", start_error=f"{exc.strerror or exc}: {argv[0]}")
+
+
+def run(argv: Sequence[str], timeout: float, env: Optional[dict] = None) -> Completed:
+    proc = start(argv, env)
+    return proc if isinstance(proc, Completed) else wait(proc, timeout)
+
+
+def wait(proc: subprocess.Popen, timeout: float) -> Completed:
+    """Collect a started process, killing its whole group after ``timeout`` seconds."""
     try:
         out, err = proc.communicate(timeout=timeout)
     except subprocess.TimeoutExpired:
-        _kill(proc)
+        kill(proc)
         try:
             out, err = proc.communicate(timeout=5)
         except subprocess.TimeoutExpired:  # a grandchild escaped the group and holds the pipes
@@ -51,7 +61,7 @@ def run(argv: Sequence[str], timeout: float, env: Optional[dict] = None) -> Comp
     return Completed(proc.returncode, _decode(out), _decode(err))
 
 
-def _kill(proc: subprocess.Popen) -> None:
+def kill(proc: subprocess.Popen) -> None:
     try:
         if os.name == "posix":
             os.killpg(proc.pid, signal.SIGKILL)

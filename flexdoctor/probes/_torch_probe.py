@@ -14,7 +14,14 @@ STAGE = "@@flexdoctor-stage "
 RESULT = "@@flexdoctor-result "
 
 
+_T = {"last": None, "since": time.time(), "stages": {}}
+
+
 def stage(name):
+    now = time.time()
+    if _T["last"] is not None:
+        _T["stages"][_T["last"]] = round(now - _T["since"], 3)
+    _T["last"], _T["since"] = name, now
     sys.stdout.write(STAGE + name + "\n")
     sys.stdout.flush()
 
@@ -106,6 +113,8 @@ def main():
 
 
 def emit(out, t0):
+    stage("done")
+    out["stage_seconds"] = _T["stages"]
     out["seconds"] = round(time.time() - t0, 3)
     sys.stdout.write("\n" + RESULT + json.dumps(out, default=str) + "\n")
     sys.stdout.flush()

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import os
+import sys
 from pathlib import Path
 
 from ..facts import ProbeError, PythonFacts, TorchStaticFacts, from_jsonable
@@ -13,6 +15,12 @@ SCRIPT = Path(__file__).with_name("_interp_probe.py")
 
 def probe(python: str, timeout: float = 15.0) -> tuple[PythonFacts | ProbeError, TorchStaticFacts | ProbeError | None]:
     """Returns (python facts, torch facts); torch is None when torch is not installed."""
+    if _same_interpreter(python):
+        # The script is stdlib-only and imports nothing it reports on, so running it here
+        # gives the same answer as a subprocess, ~0.1 s sooner.
+        from . import _interp_probe
+
+        return _parse(_interp_probe.collect())
     done = _subprocess.run([python, str(SCRIPT)], timeout=timeout)
     err = failure(done, f"{python} {SCRIPT.name}")
     if err is not None:
@@ -26,9 +34,20 @@ def probe(python: str, timeout: float = 15.0) -> tuple[PythonFacts | ProbeError,
             detail=_subprocess.tail(done.stdout + done.stderr),
         )
         return bad, bad
+    return _parse(data)
+
+
+def _parse(data: dict):
     py = from_jsonable(PythonFacts, data["python"])
     torch = from_jsonable(TorchStaticFacts, data["torch"]) if data.get("torch") else None
     return py, torch
+
+
+def _same_interpreter(python: str) -> bool:
+    try:
+        return os.path.samefile(python, sys.executable) and not sys.flags.isolated
+    except OSError:
+        return False
 
 
 def failure(done: _subprocess.Completed, what: str, stage: str | None = None) -> ProbeError | None:

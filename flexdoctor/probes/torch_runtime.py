@@ -6,7 +6,9 @@ ProbeError naming the stage it died in, never a traceback in flexdoctor.
 
 from __future__ import annotations
 
+import atexit
 import json
+import time
 from pathlib import Path
 
 from ..facts import ProbeError, TorchRuntimeFacts, from_jsonable
@@ -16,9 +18,27 @@ from .interp import failure
 
 SCRIPT = Path(__file__).with_name("_torch_probe.py")
 
+# python -> (process, started at). `import torch` is the slowest thing flexdoctor does, so the
+# CLI starts it before parsing arguments (prefetch) and the probe collects it later.
+_PREFETCHED: dict = {}
+
+
+def prefetch(python: str) -> None:
+    if python in _PREFETCHED:
+        return
+    proc = _subprocess.start([python, str(SCRIPT)])
+    if isinstance(proc, _subprocess.Completed):
+        return  # could not start: probe() will start it again and report why
+    _PREFETCHED[python] = (proc, time.monotonic())
+    atexit.register(_subprocess.kill, proc)  # never leave it behind (usage errors, Ctrl-C)
+
 
 def probe(python: str, timeout: float = 60.0) -> TorchRuntimeFacts | ProbeError:
-    done = _subprocess.run([python, str(SCRIPT)], timeout=timeout)
+    if python in _PREFETCHED:
+        proc, started = _PREFETCHED.pop(python)
+        done = _subprocess.wait(proc, max(timeout - (time.monotonic() - started), 0.1))
+    else:
+        done = _subprocess.run([python, str(SCRIPT)], timeout=timeout)
     stage = None
     result = None
     for line in done.stdout.splitlines():

@@ -16,59 +16,62 @@ STYLES = {
     Status.SKIP: "dim",
     Status.ERROR: "bold magenta",
 }
+PROBLEMS = (Status.FAIL, Status.WARN, Status.ERROR)
 
 
-def _result_lines(r: Result, verbose: bool):
+def _body(r: Result, verbose: bool):
+    """The right-hand cell of a result: wraps under itself, so long messages stay readable."""
     from rich.text import Text
 
-    style = STYLES[r.status]
-    line = Text("  ")
-    line.append(ICONS[r.status], style=style)
-    line.append(f" {r.id} ", style="dim")
-    line.append(r.title, style="bold" if r.status in (Status.FAIL, Status.ERROR) else "")
-    line.append(": ")
-    line.append(r.message, style="dim" if r.status == Status.SKIP else "")
-    yield line
-    problem = r.status in (Status.FAIL, Status.WARN, Status.ERROR)
+    problem = r.status in PROBLEMS
+    body = Text()
+    body.append(r.title, style="bold" if r.status in (Status.FAIL, Status.ERROR) else "")
+    body.append(": ")
+    body.append(r.message, style="dim" if r.status == Status.SKIP else "")
     if r.details and (verbose or problem):
         for d in r.details:
-            yield Text(f"      {d}", style="dim")
+            body.append("\n  " + d, style="dim")
     if r.fix and problem:
-        fix = Text("      → ", style=style)
-        fix.append(r.fix.summary)
-        yield fix
+        body.append("\n→ ", style=STYLES[r.status])
+        body.append(r.fix.summary)
         for cmd in r.fix.commands:
-            yield Text(f"        $ {cmd}", style="cyan")
+            body.append("\n  $ " + cmd, style="cyan")
         if r.fix.kb and verbose:
-            yield Text("        " + t("report.kb", kb=r.fix.kb), style="dim")
+            body.append("\n  " + t("report.kb", kb=r.fix.kb), style="dim")
+    return body
 
 
 def render(report: Report, verbose: bool = False, width: Optional[int] = None, color: bool = False,
            quiet: bool = False, **_: object) -> str:
     from rich.console import Console
+    from rich.table import Table
     from rich.text import Text
 
     buf = io.StringIO()
     console = Console(file=buf, width=width or 100, force_terminal=color, no_color=not color,
-                      highlight=False, emoji=False, soft_wrap=False)
+                      highlight=False, emoji=False)
     for area, results in grouped(report):
         shown = [r for r in results if verbose or r.status != Status.SKIP]
         if quiet:
-            shown = [r for r in shown if r.status in (Status.FAIL, Status.WARN, Status.ERROR)]
+            shown = [r for r in shown if r.status in PROBLEMS]
         if not shown:
             continue
         console.print(Text(t(f"area.{area}"), style="bold underline"))
+        grid = Table.grid(padding=(0, 1))
+        grid.add_column(width=3, justify="right", no_wrap=True)
+        grid.add_column(width=5, no_wrap=True)
+        grid.add_column(ratio=1, overflow="fold")
         for r in shown:
-            for line in _result_lines(r, verbose):
-                console.print(line)
+            grid.add_row(Text(ICONS[r.status], style=STYLES[r.status]), Text(r.id, style="dim"), _body(r, verbose))
+        console.print(grid)
         console.print()
     if verbose and report.facts.timings:
         timings = ", ".join(f"{k} {v:.2f}s" if v is not None else f"{k} —"
                             for k, v in report.facts.timings.items())
         console.print(Text(f"{t('report.timings')}: {timings}", style="dim"))
-    summary = Text(summary_line(report), style="bold red" if report.failed else "bold green")
-    console.print(summary)
+    console.print(Text(summary_line(report), style="bold red" if report.failed else "bold green"))
     if not quiet:
         console.print(Text(t("report.verdict_fail") if report.failed else t("report.verdict_ok")))
         console.print(Text(t("report.facts_hint"), style="dim"))
-    return buf.getvalue()
+    # Grid cells pad to the full width; trailing blanks only hurt copy-paste and diffs.
+    return "\n".join(line.rstrip() for line in buf.getvalue().splitlines()) + "\n"
