@@ -66,7 +66,8 @@ def torch_importable(facts: Facts) -> Finding:
         matched = kb.match_text(rt.message + "\n" + (rt.detail or ""))
         if matched:
             fix = matched[0].render(python=u.python_cmd(facts))
-        details = tuple((rt.detail or "").strip().splitlines()[-6:])
+        lines = [ln for ln in (rt.detail or "").strip().splitlines() if not ln.startswith("Traceback (")]
+        details = tuple(lines[-6:])
         key = {"crash": "torch-importable.crash", "timeout": "torch-importable.timeout",
                "garbage": "torch-importable.garbage"}.get(rt.kind, "torch-importable.error")
         return fail(key, fix, details=details, stage=rt.stage or "import torch",
