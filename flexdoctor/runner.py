@@ -9,7 +9,8 @@ from . import __version__
 from .checks import CheckSpec, PluginProblem
 from .facts import Facts, Skip
 from .model import Finding, Report, Result, Status
-from .text import t
+from .policy import Settings, apply, skipped_by_profile
+from .text import has, t
 
 
 def run_one(spec: CheckSpec, facts: Facts) -> Result:
@@ -20,7 +21,7 @@ def run_one(spec: CheckSpec, facts: Facts) -> Result:
     try:
         finding = spec.func(facts)
         if finding is None:
-            finding = Finding(Status.PASS, t(f"{spec.symbol}.pass") if _has(spec.symbol) else t("common.ok"))
+            finding = Finding(Status.PASS, t(f"{spec.symbol}.pass") if has(f"{spec.symbol}.pass") else t("common.ok"))
         if not isinstance(finding, Finding):
             raise TypeError(f"check returned {type(finding).__name__}, not Finding")
     except Skip as exc:
@@ -31,12 +32,6 @@ def run_one(spec: CheckSpec, facts: Facts) -> Result:
                           details=tuple(tb))
     return Result(spec.id, spec.symbol, title, spec.area, finding.status, finding.message,
                   finding.fix, finding.details)
-
-
-def _has(symbol: str) -> bool:
-    from .text import has
-
-    return has(f"{symbol}.pass")
 
 
 def select(specs: list[CheckSpec], only: Iterable[str] = (), skip: Iterable[str] = ()) -> list[CheckSpec]:
@@ -55,9 +50,21 @@ def run(
     facts: Facts,
     strict: bool = False,
     plugin_problems: Optional[list[PluginProblem]] = None,
+    settings: Optional[Settings] = None,
 ) -> Report:
-    results = [run_one(s, facts) for s in specs]
+    """Run ``specs`` over ``facts`` under a profile/configuration (default: the default profile)."""
+    settings = settings or Settings(strict=strict)
+    results = []
+    for spec in specs:
+        if skipped_by_profile(spec, settings):
+            results.append(Result(spec.id, spec.symbol, spec.title, spec.area, Status.SKIP,
+                                  t("profile.skipped", profile=settings.profile.name)))
+            continue
+        r = apply(run_one(spec, facts), settings)
+        if r is not None:
+            results.append(r)
     for p in plugin_problems or ():
         results.append(Result("FD000", "plugin-load", t("plugin-load.title"), "plugin", Status.ERROR,
                               t("plugin-load.error", name=p.name, error=p.message)))
-    return Report(results=tuple(results), facts=facts, flexdoctor_version=__version__, strict=strict)
+    return Report(results=tuple(results), facts=facts, flexdoctor_version=__version__,
+                  strict=settings.strict or strict, profile=settings.profile.name)

@@ -22,11 +22,20 @@ class _Missing(dict):
 
 @functools.lru_cache(maxsize=None)
 def catalog(lang: str) -> dict[str, str]:
-    try:
-        raw = resources.files("flexdoctor.locale").joinpath(f"{lang}.toml").read_text(encoding="utf-8")
-    except (FileNotFoundError, OSError):
-        return {}
+    """``<lang>.toml`` plus every ``<lang>.<part>.toml`` (one per feature area), flattened."""
     flat: dict[str, str] = {}
+    try:
+        files = sorted(resources.files("flexdoctor.locale").iterdir(), key=lambda p: p.name)
+    except (FileNotFoundError, OSError):
+        return flat
+    for item in files:
+        name = item.name
+        if name == f"{lang}.toml" or (name.startswith(f"{lang}.") and name.endswith(".toml")):
+            _flatten(toml_loads(item.read_text(encoding="utf-8")), flat)
+    return flat
+
+
+def _flatten(tree: dict, flat: dict) -> None:
 
     def walk(prefix: str, node: dict) -> None:
         for key, value in node.items():
@@ -36,8 +45,7 @@ def catalog(lang: str) -> dict[str, str]:
             else:
                 flat[full] = value
 
-    walk("", toml_loads(raw))
-    return flat
+    walk("", tree)
 
 
 def language() -> str:

@@ -13,12 +13,16 @@ class Format(str, enum.Enum):
     text = "text"
     json = "json"
     markdown = "markdown"
+    github = "github"
+    junit = "junit"
 
 
 _MODULES = {
     Format.text: "text",
     Format.json: "json_",
     Format.markdown: "markdown",
+    Format.github: "github",
+    Format.junit: "junit",
 }
 
 

@@ -1,0 +1,51 @@
+"""JUnit XML, one testcase per check: read by GitLab, Jenkins, Buildkite, Azure Pipelines.
+
+JUnit has no "warning": a warning is a passing testcase whose <system-out> says WARNING, or a
+<failure> under --strict. A crashed check is an <error>; a skipped check is <skipped>.
+"""
+
+from __future__ import annotations
+
+import xml.etree.ElementTree as ET
+
+from ..model import Report, Status
+
+
+def _text(r) -> str:
+    out = r.message
+    if r.details:
+        out += "\n" + "\n".join(r.details)
+    if r.fix:
+        out += "\nFix: " + r.fix.summary + "".join("\n  $ " + c for c in r.fix.commands)
+    return out
+
+
+def render(report: Report, **_: object) -> str:
+    counts = {"tests": 0, "failures": 0, "errors": 0, "skipped": 0}
+    suite = ET.Element("testsuite", name="flexdoctor")
+    for r in report.results:
+        counts["tests"] += 1
+        case = ET.SubElement(suite, "testcase", classname=f"flexdoctor.{r.area}", name=f"{r.id} {r.symbol}: {r.title}")
+        failing = r.status == Status.FAIL or (r.status == Status.WARN and report.strict)
+        if failing:
+            counts["failures"] += 1
+            ET.SubElement(case, "failure", message=r.message, type=r.status.value).text = _text(r)
+        elif r.status == Status.ERROR:
+            counts["errors"] += 1
+            ET.SubElement(case, "error", message=r.message, type="error").text = _text(r)
+        elif r.status == Status.SKIP:
+            counts["skipped"] += 1
+            ET.SubElement(case, "skipped", message=r.message)
+        elif r.status == Status.WARN:
+            ET.SubElement(case, "system-out").text = "WARNING: " + _text(r)
+        else:
+            ET.SubElement(case, "system-out").text = r.message
+    for k, v in counts.items():
+        suite.set(k, str(v))
+    host = report.facts.host
+    if host is not None and hasattr(host, "hostname"):
+        suite.set("hostname", host.hostname)
+    root = ET.Element("testsuites", name="flexdoctor", **{k: str(v) for k, v in counts.items()})
+    root.append(suite)
+    ET.indent(root)
+    return '<?xml version="1.0" encoding="UTF-8"?>\n' + ET.tostring(root, encoding="unicode") + "\n"
