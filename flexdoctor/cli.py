@@ -103,8 +103,17 @@ def _split(values: Optional[List[str]]) -> list[str]:
     return out
 
 
+CI_VARS = ("CI", "GITHUB_ACTIONS", "GITLAB_CI", "BUILDKITE", "JENKINS_URL", "TF_BUILD", "CIRCLECI",
+           "TEAMCITY_VERSION", "BITBUCKET_BUILD_NUMBER", "DRONE")
+
+
+def in_ci() -> bool:
+    """Any common CI system: no colour, no spinners, no prompts."""
+    return any(os.environ.get(v) for v in CI_VARS)
+
+
 def _color(no_color: bool) -> bool:
-    if no_color or os.environ.get("NO_COLOR") or os.environ.get("CI"):
+    if no_color or os.environ.get("NO_COLOR") or in_ci():
         return False
     return sys.stdout.isatty() and os.environ.get("TERM") != "dumb"
 
@@ -112,7 +121,7 @@ def _color(no_color: bool) -> bool:
 def _gather(python: str, static: bool, progress: bool):
     from .probes import gather
 
-    if not progress or not sys.stderr.isatty() or os.environ.get("CI"):
+    if not progress or not sys.stderr.isatty() or in_ci():
         return gather(python, runtime=not static)
     from rich.console import Console
 
@@ -134,6 +143,36 @@ def _write(text: str, output: Optional[Path]) -> None:
         raise _usage_error(f"--output {output}: {exc.strerror or exc}")
 
 
+def _settings(path: Optional[Path]):
+    from . import policy
+
+    if path is not None:
+        if not path.is_file():
+            raise policy.ConfigError(f"--settings {path}: no such file")
+        return policy.load(path)
+    found = policy.find_config(Path.cwd())
+    return policy.load(found) if found else policy.Settings()
+
+
+def _load_facts(path: Path):
+    import json
+
+    from .facts import Facts
+
+    try:
+        raw = sys.stdin.read() if str(path) == "-" else path.read_text(encoding="utf-8")
+        data = json.loads(raw)
+        if not isinstance(data, dict) or "gpu" not in data:
+            raise ValueError("not a flexdoctor facts document (run `flexdoctor facts --format json --raw`)")
+        if "facts" in data and "results" in data:  # a whole check report: take its facts
+            data = data["facts"]
+        return Facts.from_dict(data)
+    except OSError as exc:
+        raise _usage_error(f"--from-facts {path}: {exc.strerror or exc}")
+    except (ValueError, TypeError, KeyError) as exc:
+        raise _usage_error(f"--from-facts {path}: {exc}")
+
+
 PythonOpt = Annotated[
     Optional[str],
     typer.Option("--python", metavar="PATH",
@@ -152,13 +191,24 @@ OutputOpt = Annotated[Optional[Path], typer.Option("--output", "-o", metavar="FI
 def check(
     python: PythonOpt = None,
     fmt: Annotated[str, typer.Option("--format", "-f", metavar="FORMAT",
-                                     help="text (default), json or markdown.")] = "text",
+                                     help="text (default), json, markdown, github (workflow annotations "
+                                          "+ step summary) or junit (XML).")] = "text",
     output: OutputOpt = None,
     only: Annotated[Optional[List[str]], typer.Option("--only", metavar="ID",
                     help="Run only these checks (ID or symbol; repeat or comma-separate).")] = None,
     skip: Annotated[Optional[List[str]], typer.Option("--skip", metavar="ID",
                     help="Do not run these checks (ID or symbol).")] = None,
     strict: Annotated[bool, typer.Option("--strict", help="Warnings fail too (exit 1).")] = False,
+    profile: Annotated[Optional[str], typer.Option("--profile", "-p", metavar="NAME",
+                       help="default, gpu (GPU runner before training: no GPU fails), image (image build "
+                            "without a GPU: GPU checks skipped), extensions (building flash-attn: nvcc and "
+                            "CUDA_HOME fail).")] = None,
+    settings_file: Annotated[Optional[Path], typer.Option("--settings", metavar="FILE",
+                             help="Project settings file (pyproject.toml with [tool.flexdoctor], or "
+                                  "flexdoctor.toml). Default: found in this directory or a parent.")] = None,
+    from_facts: Annotated[Optional[Path], typer.Option("--from-facts", metavar="FILE",
+                          help="Judge facts recorded earlier with `flexdoctor facts --format json --raw` "
+                               "instead of probing this machine.")] = None,
     static: StaticOpt = False,
     verbose: Annotated[bool, typer.Option("--verbose", "-v",
                        help="Show passing details, skipped checks and per-probe timings.")] = False,
@@ -177,22 +227,31 @@ def check(
       flexdoctor check --format json -o report.json
 
       flexdoctor check --static --only FD101,FD104
+
+      flexdoctor check --profile gpu --format github     (first step of a GPU CI job)
+
+      flexdoctor check --profile image --format junit -o flexdoctor.xml
     """
-    from . import checks, runner
+    from . import checks, policy, runner
     from .render import Format, renderer
 
     try:
         format_ = Format(fmt)
     except ValueError:
         raise _usage_error(f"--format {fmt}: choose one of {', '.join(f.value for f in Format)}")
-    target = _resolve_python(python)
     specs, problems = checks.all_checks(with_plugins=not no_plugins)
     try:
-        specs = runner.select(specs, _split(only), _split(skip))
-    except ValueError as exc:
-        raise _usage_error(f"unknown check(s): {exc} (see `flexdoctor rules`)")
-    facts = _gather(target, static, progress=format_ == Format.text and output is None)
-    report = runner.run(specs, facts, strict=strict, plugin_problems=problems)
+        settings = _settings(settings_file).with_overrides(
+            profile=profile, strict=strict, select=_split(only), ignore=_split(skip))
+        policy.validate_names(settings, specs)
+    except policy.ConfigError as exc:
+        raise _usage_error(str(exc))
+    specs = policy.select(specs, settings)
+    if from_facts is not None:
+        facts = _load_facts(from_facts)
+    else:
+        facts = _gather(_resolve_python(python), static, progress=format_ == Format.text and output is None)
+    report = runner.run(specs, facts, plugin_problems=problems, settings=settings)
     text = renderer(format_)(report, verbose=verbose, quiet=quiet,
                              color=_color(no_color) and output is None,
                              width=shutil.get_terminal_size((100, 24)).columns)
@@ -206,6 +265,8 @@ def facts(
     fmt: Annotated[str, typer.Option("--format", "-f", metavar="FORMAT", help="text (default) or json.")] = "text",
     output: OutputOpt = None,
     static: StaticOpt = False,
+    raw: Annotated[bool, typer.Option("--raw", help="Keep paths under your home as they are (for "
+                                                    "`check --from-facts`).")] = False,
 ) -> None:
     """Print everything flexdoctor gathered about this machine, for bug reports.
 
@@ -219,7 +280,7 @@ def facts(
         raise _usage_error(f"--format {fmt}: choose text or json")
     target = _resolve_python(python)
     gathered = _gather(target, static, progress=fmt == "text" and output is None)
-    _write(facts_view.render(gathered, fmt=fmt), output)
+    _write(facts_view.render(gathered, fmt=fmt, redact=not raw), output)
 
 
 @app.command()

@@ -177,7 +177,7 @@ def load(path: Path) -> Settings:
 def matches(name: str, check_id: str, symbol: str) -> bool:
     """An ID (FD401), an ID prefix (FD4, FD40) or a symbol (nvcc-found)."""
     n = name.strip().lower()
-    return n == symbol or check_id.lower().startswith(n) and n.startswith("fd")
+    return n == symbol or (n.startswith("fd") and check_id.lower().startswith(n))
 
 
 def validate_names(settings: Settings, specs) -> None:

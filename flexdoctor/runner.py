@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import traceback
-from typing import Iterable, Optional
+from typing import Optional
 
 from . import __version__
 from .checks import CheckSpec, PluginProblem
@@ -32,17 +32,6 @@ def run_one(spec: CheckSpec, facts: Facts) -> Result:
                           details=tuple(tb))
     return Result(spec.id, spec.symbol, title, spec.area, finding.status, finding.message,
                   finding.fix, finding.details)
-
-
-def select(specs: list[CheckSpec], only: Iterable[str] = (), skip: Iterable[str] = ()) -> list[CheckSpec]:
-    """Filter by ID or symbol (case-insensitive); unknown names raise ValueError (a usage error)."""
-    only, skip = [o.lower() for o in only], [s.lower() for s in skip]
-    known = {s.id.lower() for s in specs} | {s.symbol for s in specs}
-    unknown = [n for n in only + skip if n not in known]
-    if unknown:
-        raise ValueError(", ".join(unknown))
-    out = [s for s in specs if not only or s.id.lower() in only or s.symbol in only]
-    return [s for s in out if s.id.lower() not in skip and s.symbol not in skip]
 
 
 def run(

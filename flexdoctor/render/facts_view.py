@@ -68,8 +68,8 @@ def _scalar(v: Any) -> str:
     return str(v)
 
 
-def render(facts: Facts, fmt: str = "text") -> str:
-    data = redacted(facts)
+def render(facts: Facts, fmt: str = "text", redact: bool = True) -> str:
+    data = redacted(facts) if redact else facts.to_dict()
     if fmt == "json":
         return json.dumps(data, indent=2, sort_keys=True) + "\n"
     order = ["host", "gpu", "python", "torch", "torch_runtime", "toolchain", "timings"]
