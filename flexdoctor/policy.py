@@ -50,7 +50,7 @@ PROFILES = {
         Profile(
             "gpu",
             "a GPU runner before training: everything runs, a missing or unusable GPU fails",
-            severity={"FD101": "fail", "FD105": "warn"},
+            severity={"FD101": "fail"},
         ),
         Profile(
             "image",
