@@ -10,10 +10,6 @@ from packaging.version import InvalidVersion, Version
 from ..facts import Facts, GpuDevice, ProbeError, Skip, ok, require
 from ..text import t
 
-# CUDA versions that torch publishes wheels for (download.pytorch.org/whl/cuXYZ), newest first.
-WHEEL_CUDA = ("13.0", "12.9", "12.8", "12.6", "12.4", "12.1", "11.8")
-
-
 def version(text: Optional[str]) -> Optional[Version]:
     if not text:
         return None
@@ -42,21 +38,44 @@ def cuda_tag(cuda: str) -> str:
 
 
 def best_wheel_for_driver(driver_cuda: Optional[str]) -> Optional[str]:
-    """The newest torch wheel CUDA version a driver supporting ``driver_cuda`` can run."""
+    """The torch wheel CUDA variant to suggest for a driver that supports ``driver_cuda``.
+
+    Same-major wheels run through CUDA minor-version compatibility, so a 12.2 driver gets the
+    cu126 wheel (published for torch 2.6 through 2.11), not an old cu121 one whose newest torch
+    is 2.5: suggesting that would downgrade torch by many releases.
+    """
     d = major_minor(driver_cuda)
     if d is None:
         return None
-    for cuda in WHEEL_CUDA:
-        if major_minor(cuda) <= d:
-            return cuda
+    if d >= (13, 0):
+        return "13.0"
+    if d >= (12, 8):
+        return "12.8"
+    if d >= (12, 0):
+        return "12.6"
+    if d >= (11, 0):
+        return "11.8"
     return None
+
+
+def wheel_tag(facts: Facts) -> str:
+    """The download.pytorch.org/whl/<tag> index to suggest on this machine."""
+    if has_nvidia_gpu(facts):
+        best = best_wheel_for_driver(facts.gpu.cuda_driver_version)
+        return cuda_tag(best) if best else "cu126"
+    if ok(facts.torch) and facts.torch.hip:
+        return "rocm" + ".".join(facts.torch.hip.split(".")[:2])
+    return "cpu"
 
 
 def python_cmd(facts: Facts) -> str:
     """How to invoke the target interpreter in a copy-paste command."""
-    if ok(facts.python):
-        return shlex.quote(facts.python.executable)
-    return "python"
+    if not ok(facts.python):
+        return "python"
+    exe = facts.python.executable
+    if exe.startswith("~/"):  # recorded facts shown with ~: keep the tilde expandable
+        return "~/" + shlex.quote(exe[2:])
+    return shlex.quote(exe)
 
 
 def nvidia_gpus(facts: Facts) -> list[GpuDevice]:

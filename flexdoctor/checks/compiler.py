@@ -47,7 +47,12 @@ def triton_installed(facts: Facts) -> Finding:
     """
     _gpu_build(facts)
     found = _triton(facts)
-    req = require(facts.torch, "torch").triton_requirement or "triton"
+    py = require(facts.python, "Python facts")
+    if py.platform.startswith("win"):
+        req = "triton-windows"  # no official Windows wheels; torch's own pin is Linux-only
+    else:
+        req = _requirement(facts)
+        req = str(req).split(";")[0].strip() if req is not None else "triton"
     fix = kb.fix("triton-missing", python=u.python_cmd(facts), requirement=req)
     if found is None:
         return fail("triton-installed.missing", fix, requirement=req)
@@ -74,18 +79,43 @@ def triton_version(facts: Facts) -> Finding:
     found = _triton(facts)
     if found is None:
         return skip("triton-version.not_installed")
-    spec = require(facts.torch, "torch").triton_requirement
-    if not spec:
+    req = _requirement(facts)
+    if req is None:
         return skip("triton-version.no_pin")
+    spec = str(req).split(";")[0].strip()
+    fix = kb.fix("triton-version-mismatch", python=u.python_cmd(facts), requirement=spec)
+    installed = require(facts.python, "Python facts").packages.get(req.name)
+    if installed is None:  # e.g. torch wants pytorch-triton-rocm, only triton is installed
+        return fail("triton-version.other_dist", fix, dist=found[0], version=found[1], requirement=spec)
+    if req.specifier.contains(installed, prereleases=True):
+        return passed("triton-version.pass", version=installed, requirement=spec)
+    return fail("triton-version.mismatch", fix, version=installed, requirement=spec)
+
+
+def _requirement(facts: Facts) -> Requirement | None:
+    """torch's triton requirement if it applies to the target platform (markers evaluated)."""
+    text = require(facts.torch, "torch").triton_requirement
+    if not text:
+        return None
     try:
-        req = Requirement(spec)
+        req = Requirement(text)
     except InvalidRequirement:
-        return skip("triton-version.no_pin")
-    if req.specifier.contains(found[1], prereleases=True):
-        return passed("triton-version.pass", version=found[1], requirement=spec)
-    return fail("triton-version.mismatch",
-                kb.fix("triton-version-mismatch", python=u.python_cmd(facts), requirement=spec),
-                version=found[1], requirement=spec)
+        return None
+    if req.marker is not None:
+        py = facts.python if ok(facts.python) else None
+        host = facts.host if ok(facts.host) else None
+        env = {}
+        if py is not None:
+            env.update(sys_platform=py.platform, python_version=".".join(py.version.split(".")[:2]),
+                       python_full_version=py.version)
+        if host is not None:
+            env.update(platform_system=host.os, platform_machine=host.machine)
+        try:
+            if not req.marker.evaluate(env):
+                return None
+        except Exception:
+            pass
+    return req
 
 
 @check("FD303", "triton-gpu-arch", area="compiler")
@@ -124,6 +154,8 @@ def c_compiler(facts: Facts) -> Finding:
     How to fix: install gcc (apt-get install gcc) or set CC to a working compiler.
     """
     _gpu_build(facts)
+    if not u.is_linux(facts):
+        return skip("c-compiler.not_linux")
     tc = require(facts.toolchain, "toolchain facts")
     cc = tc.c_compiler
     fix = kb.fix("no-c-compiler")
@@ -145,7 +177,7 @@ def cxx_compiler(facts: Facts) -> Finding:
     How to fix: install g++ or set CXX.
     """
     build = u.torch_build(facts)
-    if build != "cpu" and u.has_nvidia_gpu(facts):
+    if build == "rocm" or (build == "cuda" and u.has_nvidia_gpu(facts)):
         return skip("cxx-compiler.gpu")
     tc = require(facts.toolchain, "toolchain facts")
     cxx = tc.cxx_compiler

@@ -132,9 +132,8 @@ def torch_gpu_arch(facts: Facts) -> Finding:
     archs = " ".join(rt.arch_list)
     if missing:
         d = missing[0]
-        best = u.best_wheel_for_driver(facts.gpu.cuda_driver_version) or "12.8"
         return fail("torch-gpu-arch.missing", kb.fix("arch-not-in-torch-build", python=u.python_cmd(facts),
-                    arch=f"sm_{d.compute_capability.replace('.', '')}", cuda_tag=u.cuda_tag(best)),
+                    arch=f"sm_{d.compute_capability.replace('.', '')}", cuda_tag=u.wheel_tag(facts)),
                     gpu=u.gpu_label(d), archs=archs)
     return passed("torch-gpu-arch.pass", archs=archs)
 
@@ -162,9 +161,8 @@ def driver_cuda_version(facts: Facts) -> Finding:
     drv, whl = u.major_minor(gpu.cuda_driver_version), u.major_minor(wheel)
     if drv is None or whl is None:
         return skip("driver-cuda-version.unparsed", driver=gpu.cuda_driver_version, wheel=wheel)
-    best = u.best_wheel_for_driver(gpu.cuda_driver_version)
     fix = kb.fix("nvidia-driver-too-old", python=u.python_cmd(facts), torch_cuda=wheel,
-                 cuda_tag=u.cuda_tag(best) if best else None)
+                 cuda_tag=u.wheel_tag(facts))
     kw = dict(driver=gpu.driver_version, driver_cuda=gpu.cuda_driver_version, wheel=wheel)
     if drv[0] < whl[0]:
         return fail("driver-cuda-version.too_old", fix, **kw)

@@ -35,9 +35,8 @@ def torch_installed(facts: Facts) -> Finding:
     """
     py = require(facts.python, "Python facts")
     if facts.torch is None:
-        best = u.best_wheel_for_driver(facts.gpu.cuda_driver_version) if u.has_nvidia_gpu(facts) else None
         return fail("torch-installed.missing", kb.fix("torch-not-installed", python=u.python_cmd(facts),
-                    cuda_tag=u.cuda_tag(best) if best else "cpu"), python=py.executable)
+                    cuda_tag=u.wheel_tag(facts)), python=py.executable)
     torch = require(facts.torch, "torch metadata")
     return passed("torch-installed.pass", version=torch.version, location=torch.location or "?")
 
@@ -58,14 +57,14 @@ def torch_importable(facts: Facts) -> Finding:
     if facts.torch is None:
         return skip("common.torch_not_installed")
     rt = facts.torch_runtime
-    fix = kb.fix("torch-import-broken", python=u.python_cmd(facts))
+    fix = kb.fix("torch-import-broken", python=u.python_cmd(facts), cuda_tag=u.wheel_tag(facts))
     if rt is None or (not ok(rt) and rt.kind == "skipped"):
         return skip("torch-importable.not_run")
     if not ok(rt):
         first = (rt.message or "").strip().splitlines()
         matched = kb.match_text(rt.message + "\n" + (rt.detail or ""))
         if matched:
-            fix = matched[0].render(python=u.python_cmd(facts))
+            fix = matched[0].render(python=u.python_cmd(facts), cuda_tag=u.wheel_tag(facts))
         lines = [ln for ln in (rt.detail or "").strip().splitlines() if not ln.startswith("Traceback (")]
         details = tuple(lines[-6:])
         key = {"crash": "torch-importable.crash", "timeout": "torch-importable.timeout",
@@ -97,7 +96,7 @@ def torch_version(facts: Facts) -> Finding:
     v = u.base_version(torch.version)
     if v is None:
         return skip("torch-version.unparsed", version=torch.version)
-    fix = kb.fix("torch-too-old-for-flex", python=u.python_cmd(facts))
+    fix = kb.fix("torch-too-old-for-flex", python=u.python_cmd(facts), cuda_tag=u.wheel_tag(facts))
     if v < MIN_FLEX:
         return fail("torch-version.too_old", fix, version=torch.version)
     rt = facts.torch_runtime
@@ -122,9 +121,8 @@ def torch_cuda_build(facts: Facts) -> Finding:
     build = u.torch_build(facts)
     if build == "cuda":
         return passed("torch-cuda-build.pass", cuda=facts.torch.cuda)
-    best = u.best_wheel_for_driver(facts.gpu.cuda_driver_version) or "12.8"
     return fail("torch-cuda-build.cpu" if build == "cpu" else "torch-cuda-build.rocm",
-                kb.fix("cpu-wheel-on-gpu", python=u.python_cmd(facts), cuda_tag=u.cuda_tag(best)),
+                kb.fix("cpu-wheel-on-gpu", python=u.python_cmd(facts), cuda_tag=u.wheel_tag(facts)),
                 version=facts.torch.version, driver_cuda=facts.gpu.cuda_driver_version)
 
 
@@ -150,10 +148,9 @@ def cuda_available(facts: Facts) -> Finding:
     warning = (rt.cuda_init_warning or "").strip()
     matched = kb.match_text(warning) if warning else []
     visible = facts.host.env.get("CUDA_VISIBLE_DEVICES") if ok(facts.host) else None
-    best = u.best_wheel_for_driver(facts.gpu.cuda_driver_version)
     if matched:
         fix = matched[0].render(python=u.python_cmd(facts), torch_cuda=facts.torch.cuda,
-                                cuda_tag=u.cuda_tag(best) if best else None)
+                                cuda_tag=u.wheel_tag(facts))
     else:
         fix = kb.fix("cuda-not-available", python=u.python_cmd(facts))
     if visible is not None and visible.strip() in ("", "-1", "none", "NoDevFiles"):

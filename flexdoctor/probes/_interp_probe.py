@@ -96,7 +96,7 @@ def collect():
                 for req in md.requires("torch") or ():
                     head = req.split(";")[0].strip()
                     if head.startswith(("triton", "pytorch-triton")):
-                        triton_req = head
+                        triton_req = req.strip()  # keep the marker: it may be Linux-only
                         break
             except Exception:
                 pass

@@ -1,0 +1,284 @@
+# Run BY THE TARGET INTERPRETER (flexdoctor warm-cache --python) in a subprocess, Python 3.8+,
+# stdlib + torch only: flexdoctor itself is not importable there.
+#
+#   python _warm_worker.py compile '<config json>' [--export FILE]
+#   python _warm_worker.py import FILE
+#   python _warm_worker.py fingerprint
+#
+# Compiles torch.compile(flex_attention) for one configuration (forward, and backward when
+# asked), timing the first calls and reading Inductor's cache counters, so the parent can tell a
+# cold compile from a cache hit. TORCHINDUCTOR_CACHE_DIR is set by the parent.
+# Protocol (stdout): "@@flexdoctor-stage NAME" lines as work starts, then one line
+# "@@flexdoctor-result JSON". A crash or hang is judged by the parent from the last stage line.
+import json
+import os
+import sys
+import time
+import traceback
+
+STAGE = "@@flexdoctor-stage "
+RESULT = "@@flexdoctor-result "
+_T0 = time.time()
+_TIMES = {}
+_LAST = [None, _T0]
+
+
+def stage(name):
+    now = time.time()
+    if _LAST[0] is not None:
+        _TIMES[_LAST[0]] = round(now - _LAST[1], 3)
+    _LAST[0], _LAST[1] = name, now
+    sys.stdout.write(STAGE + name + "\n")
+    sys.stdout.flush()
+
+
+def emit(out):
+    stage("done")
+    out["stage_seconds"] = dict(_TIMES)
+    out["seconds"] = round(time.time() - _T0, 3)
+    sys.stdout.write("\n" + RESULT + json.dumps(out, default=str) + "\n")
+    sys.stdout.flush()
+
+
+def short_error(exc):
+    lines = traceback.format_exception_only(type(exc), exc)
+    return "".join(lines).strip()[-4000:]
+
+
+def fingerprint(torch, device):
+    fp = {
+        "torch": str(torch.__version__),
+        "torch_git": getattr(torch.version, "git_version", None),
+        "cuda": getattr(torch.version, "cuda", None),
+        "hip": getattr(torch.version, "hip", None),
+        "python": "%d.%d.%d" % sys.version_info[:3],
+        "device": device,
+        "triton": None,
+        "gpu_name": None,
+        "gpu_capability": None,
+    }
+    try:
+        import triton
+
+        fp["triton"] = getattr(triton, "__version__", None)
+    except BaseException:
+        pass
+    if device == "cuda":
+        try:
+            p = torch.cuda.get_device_properties(torch.cuda.current_device())
+            fp["gpu_name"] = p.name
+            fp["gpu_capability"] = "%d.%d" % (p.major, p.minor)
+        except BaseException:
+            pass
+    return fp
+
+
+def counters_snapshot():
+    from torch._dynamo.utils import counters
+
+    ind, aot = counters["inductor"], counters["aot_autograd"]
+    return {
+        "fxgraph_cache_hit": int(ind.get("fxgraph_cache_hit", 0)),
+        "fxgraph_cache_miss": int(ind.get("fxgraph_cache_miss", 0)),
+        "fxgraph_cache_bypass": int(ind.get("fxgraph_cache_bypass", 0)),
+        "autograd_cache_hit": int(aot.get("autograd_cache_hit", 0)),
+        "autograd_cache_miss": int(aot.get("autograd_cache_miss", 0)),
+        "autograd_cache_bypass": int(aot.get("autograd_cache_bypass", 0)),
+    }
+
+
+# ---------------------------------------------------------------- masks and score mods
+
+
+def mask_and_score(cfg, torch):
+    """(mask_mod or None, score_mod or None) for the config's named mask and score mod."""
+    kind, _, arg = (cfg.get("mask") or "none").partition(":")
+    L = int(cfg["seq_len"])
+    S = int(cfg.get("kv_len") or L)
+    device = cfg["device"]
+    mask_mod = None
+    if kind == "causal":
+        def mask_mod(b, h, q_idx, kv_idx):
+            return q_idx >= kv_idx
+    elif kind == "sliding":
+        window = int(arg)
+
+        def mask_mod(b, h, q_idx, kv_idx):
+            return (q_idx >= kv_idx) & (q_idx - kv_idx <= window)
+    elif kind == "prefix":
+        prefix = int(arg)
+
+        def mask_mod(b, h, q_idx, kv_idx):
+            return (kv_idx < prefix) | (q_idx >= kv_idx)
+    elif kind == "document":
+        docs = max(int(arg or 1), 1)
+        # Packed sequences: `docs` documents of (nearly) equal length, causal inside each.
+        ids = (torch.arange(max(L, S), device=device) * docs) // max(L, S)
+        doc_ids = ids.to(torch.int32)
+
+        def mask_mod(b, h, q_idx, kv_idx):
+            return (doc_ids[q_idx] == doc_ids[kv_idx]) & (q_idx >= kv_idx)
+    elif kind != "none":
+        raise ValueError("unknown mask %r" % kind)
+
+    score_mod = None
+    skind, _, sarg = (cfg.get("score_mod") or "none").partition(":")
+    heads = int(cfg["heads"])
+    if skind == "softcap":
+        cap = float(sarg or 30.0)
+
+        def score_mod(score, b, h, q_idx, kv_idx):
+            return cap * torch.tanh(score / cap)
+    elif skind == "alibi":
+        slopes = torch.exp2(-8.0 * (torch.arange(heads, device=device, dtype=torch.float32) + 1) / heads)
+
+        def score_mod(score, b, h, q_idx, kv_idx):
+            return score + slopes[h] * (kv_idx - q_idx)
+    elif skind == "relative":
+        def score_mod(score, b, h, q_idx, kv_idx):
+            return score + (q_idx - kv_idx)
+    elif skind != "none":
+        raise ValueError("unknown score mod %r" % skind)
+    return mask_mod, score_mod
+
+
+def sync(torch, device):
+    if device == "cuda":
+        torch.cuda.synchronize()
+
+
+def compile_one(cfg, export=None):
+    out = {"ok": False}
+    device = cfg["device"]
+    stage("import torch")
+    import torch
+
+    out["fingerprint"] = fingerprint(torch, device)
+    if export and not hasattr(torch.compiler, "save_cache_artifacts"):
+        out["error_kind"] = "no-mega-cache"
+        out["error"] = "torch %s has no torch.compiler.save_cache_artifacts (needs torch >= 2.7)" % torch.__version__
+        return out
+    stage("import flex_attention")
+    from torch.nn.attention.flex_attention import create_block_mask, flex_attention
+
+    dtype = getattr(torch, cfg["dtype"])
+    B, Hq = int(cfg["batch"]), int(cfg["heads"])
+    Hkv = int(cfg.get("kv_heads") or Hq)
+    L = int(cfg["seq_len"])
+    S = int(cfg.get("kv_len") or L)
+    D = int(cfg["head_dim"])
+    backward = bool(cfg.get("backward"))
+    if device == "cuda" and not torch.cuda.is_available():
+        out["error_kind"] = "no-cuda"
+        out["error"] = "torch.cuda.is_available() is False in %s" % sys.executable
+        return out
+    stage("create_block_mask")
+    mask_mod, score_mod = mask_and_score(cfg, torch)
+    block_mask = None
+    if mask_mod is not None:
+        block_mask = create_block_mask(mask_mod, None, None, L, S, device=device)
+    torch.manual_seed(0)
+    q = torch.randn(B, Hq, L, D, device=device, dtype=dtype, requires_grad=backward)
+    k = torch.randn(B, Hkv, S, D, device=device, dtype=dtype, requires_grad=backward)
+    v = torch.randn(B, Hkv, S, D, device=device, dtype=dtype, requires_grad=backward)
+    kwargs = {}
+    if block_mask is not None:
+        kwargs["block_mask"] = block_mask
+    if score_mod is not None:
+        kwargs["score_mod"] = score_mod
+    if Hkv != Hq:
+        kwargs["enable_gqa"] = True
+    if cfg.get("kernel_options"):
+        kwargs["kernel_options"] = dict(cfg["kernel_options"])
+    dynamic = {"static": False, "dynamic": True}.get(cfg.get("shapes") or "static")
+    stage("import dynamo")
+    import torch._dynamo  # noqa: F401  (a fixed cost no cache removes: timed on its own)
+    import torch._inductor.config  # noqa: F401
+
+    compiled = torch.compile(flex_attention, dynamic=dynamic)
+    stage("first forward")
+    t = time.time()
+    o = compiled(q, k, v, **kwargs)
+    sync(torch, device)
+    out["fwd_s"] = round(time.time() - t, 3)
+    if backward:
+        stage("first backward")
+        t = time.time()
+        o.backward(torch.ones_like(o))
+        sync(torch, device)
+        out["bwd_s"] = round(time.time() - t, 3)
+    out["first_call_s"] = round(out["fwd_s"] + out.get("bwd_s", 0.0), 3)
+    out["counters"] = counters_snapshot()
+    if export:
+        stage("save_cache_artifacts")
+        saved = torch.compiler.save_cache_artifacts()
+        if saved is None:
+            out["export_bytes"] = 0
+        else:
+            data = saved[0]
+            tmp = export + ".tmp%d" % os.getpid()
+            with open(tmp, "wb") as fh:
+                fh.write(data)
+            os.replace(tmp, export)
+            out["export_bytes"] = len(data)
+    out["ok"] = True
+    return out
+
+
+def import_artifacts(path):
+    out = {"ok": False}
+    stage("import torch")
+    import torch
+
+    out["fingerprint"] = fingerprint(torch, "cuda" if torch.cuda.is_available() else "cpu")
+    if not hasattr(torch.compiler, "load_cache_artifacts"):
+        out["error_kind"] = "no-mega-cache"
+        out["error"] = "torch %s has no torch.compiler.load_cache_artifacts (needs torch >= 2.7)" % torch.__version__
+        return out
+    import zipfile
+
+    stage("load_cache_artifacts")
+    loaded = []
+    with zipfile.ZipFile(path) as zf:
+        for name in sorted(zf.namelist()):
+            if not (name.startswith("artifacts/") and name.endswith(".bin")):
+                continue
+            data = zf.read(name)
+            info = torch.compiler.load_cache_artifacts(data)
+            count = 0
+            if info is not None:
+                count = sum(len(v) for v in getattr(info, "artifacts", {}).values())
+            loaded.append({"name": name, "bytes": len(data), "artifacts": count})
+    out["loaded"] = loaded
+    out["ok"] = True
+    return out
+
+
+def main(argv):
+    mode = argv[0] if argv else "fingerprint"
+    try:
+        if mode == "compile":
+            export = None
+            if "--export" in argv:
+                export = argv[argv.index("--export") + 1]
+            out = compile_one(json.loads(argv[1]), export=export)
+        elif mode == "import":
+            out = import_artifacts(argv[1])
+        else:
+            stage("import torch")
+            import torch
+
+            device = "cuda" if torch.cuda.is_available() else "cpu"
+            out = {"ok": True, "fingerprint": fingerprint(torch, device)}
+    except BaseException as exc:  # noqa: B902 - every failure becomes a result line
+        out = {"ok": False, "error": short_error(exc), "traceback": traceback.format_exc()[-8000:],
+               "stage": _LAST[0]}
+        try:
+            out["counters"] = counters_snapshot()
+        except BaseException:
+            pass
+    emit(out)
+
+
+if __name__ == "__main__":
+    main(sys.argv[1:])

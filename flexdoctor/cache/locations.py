@@ -1,0 +1,137 @@
+"""Where each compile cache really is, mirroring the code that writes it.
+
+- Inductor (torch/_inductor/runtime/cache_dir_utils.py): ``$TORCHINDUCTOR_CACHE_DIR`` made
+  absolute, else ``tempfile.gettempdir()/torchinductor_<user>`` with the user name from
+  ``getpass.getuser()`` (falling back to ``uid_<uid>``) and ``\\/:*?"<>|`` replaced by ``_``.
+  Under Inductor, Triton writes to ``$TRITON_CACHE_DIR`` or ``<inductor root>/triton/<device>``.
+- Triton on its own (triton/knobs.py ``cache_knobs``): ``$TRITON_CACHE_DIR``, else
+  ``$TRITON_HOME/.triton/cache`` with ``TRITON_HOME`` defaulting to ``~/``.
+- ATen's NVRTC/jiterator kernel cache (aten/src/ATen/native/cuda/jit_utils.cpp):
+  ``$PYTORCH_KERNEL_CACHE_PATH``, else ``$XDG_CACHE_HOME/torch/kernels``, else
+  ``~/.cache/torch/kernels``. Unrelated to flex_attention, listed so users can find it.
+"""
+
+from __future__ import annotations
+
+import getpass
+import os
+import re
+import tempfile
+from dataclasses import dataclass
+from typing import Mapping, Optional
+
+MANIFEST_NAME = "flexdoctor-manifest.json"
+LOCK_NAME = ".flexdoctor.lock"
+
+# Environment switches that turn the caches off (FACTS §3).
+DISABLING_ENV = {
+    "TORCHINDUCTOR_FORCE_DISABLE_CACHES": "1",
+    "TORCH_COMPILE_FORCE_DISABLE_CACHES": "1",
+    "TORCHINDUCTOR_FX_GRAPH_CACHE": "0",
+    "TORCHINDUCTOR_AUTOGRAD_CACHE": "0",
+    "TRITON_ALWAYS_COMPILE": "1",
+}
+
+
+@dataclass(frozen=True)
+class Location:
+    kind: str  # inductor | triton | aten
+    path: str
+    source: str  # the environment variable that set it, or "default"
+
+
+def _user() -> str:
+    try:
+        name = getpass.getuser()
+    except (KeyError, ModuleNotFoundError, OSError):
+        getuid = getattr(os, "getuid", None)
+        name = f"uid_{getuid()}" if callable(getuid) else "unknown_user"
+    return re.sub(r'[\\/:*?"<>|]', "_", name)
+
+
+def inductor(env: Optional[Mapping[str, str]] = None) -> Location:
+    env = os.environ if env is None else env
+    value = env.get("TORCHINDUCTOR_CACHE_DIR")
+    if value is not None:
+        return Location("inductor", os.path.abspath(os.path.expanduser(value)), "TORCHINDUCTOR_CACHE_DIR")
+    # tempfile.gettempdir() honours TMPDIR/TEMP/TMP of *this* process; the caller passes the
+    # same environment the training job gets, so both agree.
+    return Location("inductor", os.path.join(tempfile.gettempdir(), "torchinductor_" + _user()), "default")
+
+
+def triton(env: Optional[Mapping[str, str]] = None) -> Location:
+    """Triton's own cache (used when Triton runs outside Inductor, or TRITON_CACHE_DIR is set)."""
+    env = os.environ if env is None else env
+    value = env.get("TRITON_CACHE_DIR")
+    if value is not None:
+        return Location("triton", os.path.abspath(os.path.expanduser(value)), "TRITON_CACHE_DIR")
+    home = env.get("TRITON_HOME")
+    if home is not None:
+        return Location("triton", os.path.join(os.path.expanduser(home), ".triton", "cache"), "TRITON_HOME")
+    return Location("triton", os.path.join(os.path.expanduser("~/"), ".triton", "cache"), "default")
+
+
+def aten(env: Optional[Mapping[str, str]] = None) -> Location:
+    env = os.environ if env is None else env
+    value = env.get("PYTORCH_KERNEL_CACHE_PATH")
+    if value:
+        return Location("aten", os.path.abspath(os.path.expanduser(value)), "PYTORCH_KERNEL_CACHE_PATH")
+    xdg = env.get("XDG_CACHE_HOME")
+    if xdg:
+        return Location("aten", os.path.join(os.path.expanduser(xdg), "torch", "kernels"), "XDG_CACHE_HOME")
+    return Location("aten", os.path.join(os.path.expanduser("~"), ".cache", "torch", "kernels"), "default")
+
+
+def manifest_path(root: str) -> str:
+    return os.path.join(root, MANIFEST_NAME)
+
+
+def disabled_by(env: Optional[Mapping[str, str]] = None) -> list[str]:
+    """``NAME=value`` for each environment switch that turns compile caching off."""
+    env = os.environ if env is None else env
+    out = []
+    for name, bad in DISABLING_ENV.items():
+        value = env.get(name)
+        if value is not None and value.strip().lower() in ({bad, "true"} if bad == "1" else {bad, "false"}):
+            out.append(f"{name}={value}")
+    return out
+
+
+# --------------------------------------------------------------------------- filesystem facts
+
+
+def mount_of(path: str) -> tuple[Optional[str], Optional[str], tuple[str, ...]]:
+    """(mount point, filesystem type, options) of the mount holding ``path`` (Linux /proc/mounts)."""
+    try:
+        with open("/proc/self/mounts", encoding="utf-8", errors="replace") as fh:
+            lines = fh.read().splitlines()
+    except OSError:
+        return None, None, ()
+    real = os.path.realpath(path)
+    best: tuple[Optional[str], Optional[str], tuple[str, ...]] = (None, None, ())
+    for line in lines:
+        parts = line.split()
+        if len(parts) < 4:
+            continue
+        mnt = parts[1].replace("\\040", " ")
+        if real == mnt or real.startswith(mnt.rstrip("/") + "/") or mnt == "/":
+            if best[0] is None or len(mnt) >= len(best[0]):
+                best = (mnt, parts[2], tuple(parts[3].split(",")))
+    return best
+
+
+def existing_ancestor(path: str) -> str:
+    p = os.path.abspath(path)
+    while not os.path.exists(p):
+        parent = os.path.dirname(p)
+        if parent == p:
+            break
+        p = parent
+    return p
+
+
+def in_temp(path: str) -> bool:
+    """True for paths under the system temporary directory, /tmp, /var/tmp or /dev/shm."""
+    real = os.path.realpath(path)
+    roots = {os.path.realpath(r) for r in (tempfile.gettempdir(), "/tmp", "/var/tmp", "/dev/shm")}
+    return any(real == r or real.startswith(r.rstrip("/") + "/") for r in roots)
