@@ -20,13 +20,15 @@ HERE = Path(__file__).parent
 FIXTURES = HERE / "fixtures" / "facts"
 GOLDEN = HERE / "golden"
 CASES = ["h100", "driver_too_old", "cpu_only"]
-SUFFIX = {Format.text: "txt", Format.json: "json", Format.markdown: "md"}
+SUFFIX = {Format.text: "txt", Format.json: "json", Format.markdown: "md", Format.github: "github.txt",
+          Format.junit: "junit.xml"}
 
 
 def render(case: str, fmt: Format, **options) -> str:
     facts = Facts.from_dict(json.loads((FIXTURES / f"{case}.json").read_text()))
     report = runner.run(checks.builtin(), facts)
-    out = renderer(fmt)(report, width=100, color=False, **options)
+    # step_summary="": the GitHub renderer must not append to a real $GITHUB_STEP_SUMMARY here.
+    out = renderer(fmt)(report, **{"width": 100, "color": False, "step_summary": "", **options})
     return out.replace(__version__, "<version>")
 
 

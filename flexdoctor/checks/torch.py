@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 from packaging.version import Version
 
 from .. import knowledge as kb
@@ -155,8 +157,10 @@ def cuda_available(facts: Facts) -> Finding:
         fix = kb.fix("cuda-not-available", python=u.python_cmd(facts))
     if visible is not None and visible.strip() in ("", "-1", "none", "NoDevFiles"):
         return fail("cuda-available.hidden", fix, value=visible)
-    return fail("cuda-available.no", fix, warning=warning.splitlines()[-1] if warning else u.t("cuda-available.no_warning"),
-                details=tuple(warning.splitlines()[-4:]))
+    lines = [re.sub(r"\s*\(Triggered internally at [^)]*\)\s*$", "", ln).strip() for ln in warning.splitlines()]
+    lines = [ln for ln in lines if ln]
+    return fail("cuda-available.no", fix, warning=lines[-1] if lines else u.t("cuda-available.no_warning"),
+                details=tuple(lines[-4:-1]))
 
 
 @check("FD206", "python-dynamo", area="torch")

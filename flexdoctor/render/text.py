@@ -34,11 +34,19 @@ def _body(r: Result, verbose: bool):
     if r.fix and problem:
         body.append("\n→ ", style=STYLES[r.status])
         body.append(r.fix.summary)
-        for cmd in r.fix.commands:
-            body.append("\n  $ " + cmd, style="cyan")
-        if r.fix.kb and verbose:
-            body.append("\n  " + t("report.kb", kb=r.fix.kb), style="dim")
     return body
+
+
+def _commands(r: Result, verbose: bool):
+    """Fix commands, one logical line each: never wrapped, so they copy-paste intact."""
+    from rich.text import Text
+
+    if not r.fix or r.status not in PROBLEMS:
+        return
+    for cmd in r.fix.commands:
+        yield Text(f"            $ {cmd}", style="cyan")
+    if r.fix.kb and verbose:
+        yield Text("            " + t("report.kb", kb=r.fix.kb), style="dim")
 
 
 def render(report: Report, verbose: bool = False, width: Optional[int] = None, color: bool = False,
@@ -57,13 +65,15 @@ def render(report: Report, verbose: bool = False, width: Optional[int] = None, c
         if not shown:
             continue
         console.print(Text(t(f"area.{area}"), style="bold underline"))
-        grid = Table.grid(padding=(0, 1))
-        grid.add_column(width=3, justify="right", no_wrap=True)
-        grid.add_column(width=5, no_wrap=True)
-        grid.add_column(ratio=1, overflow="fold")
         for r in shown:
+            grid = Table.grid(padding=(0, 1))
+            grid.add_column(width=3, justify="right", no_wrap=True)
+            grid.add_column(width=5, no_wrap=True)
+            grid.add_column(ratio=1, overflow="fold")
             grid.add_row(Text(ICONS[r.status], style=STYLES[r.status]), Text(r.id, style="dim"), _body(r, verbose))
-        console.print(grid)
+            console.print(grid)
+            for line in _commands(r, verbose):
+                console.print(line, soft_wrap=True)
         console.print()
     if verbose and report.facts.timings:
         timings = ", ".join(f"{k} {v:.2f}s" if v is not None else f"{k} —"
