@@ -208,6 +208,47 @@ class ToolchainFacts:
 
 
 @dataclass(frozen=True)
+class CacheLocation:
+    """One compile cache directory as the filesystem sees it (probes/cache.py, no torch import)."""
+
+    kind: str  # inductor | triton | aten
+    path: str
+    source: str  # the environment variable that set it, or "default"
+    exists: bool
+    in_temp: bool = False  # under the temporary directory, /tmp, /var/tmp or /dev/shm
+    fs_type: Optional[str] = None  # of the mount holding it (or its nearest existing parent)
+    mount_point: Optional[str] = None
+    noexec: Optional[bool] = None
+    writable: Optional[bool] = None  # the dir, or the parent Inductor would create it in
+    owner_uid: Optional[int] = None
+    mode: Optional[int] = None  # permission bits (st_mode & 0o7777)
+    free_bytes: Optional[int] = None
+    size_bytes: Optional[int] = None  # None: not measured (too many files or too slow)
+
+
+@dataclass(frozen=True)
+class CacheManifest:
+    """flexdoctor's warm-cache manifest found in the Inductor cache dir."""
+
+    path: str
+    written_at: Optional[str] = None
+    fingerprint: dict = field(default_factory=dict)
+    configs: list = field(default_factory=list)  # names of the warmed configs
+    # Entries recorded per warmed environment: [{"fingerprint": {...}, "bytes": N, "count": N}]
+    entry_groups: list = field(default_factory=list)
+
+
+@dataclass(frozen=True)
+class CacheFacts:
+    uid: Optional[int]
+    inductor: CacheLocation
+    triton: Optional[CacheLocation] = None  # Triton's own cache (TRITON_CACHE_DIR or ~/.triton/cache)
+    aten: Optional[CacheLocation] = None
+    manifest: Union[CacheManifest, ProbeError, None] = None
+    disabled_by: list = field(default_factory=list)  # "TORCHINDUCTOR_FORCE_DISABLE_CACHES=1", ...
+
+
+@dataclass(frozen=True)
 class Facts:
     """The whole snapshot. Sections are a dataclass, None (not applicable), or ProbeError."""
 
@@ -217,6 +258,7 @@ class Facts:
     torch: Union[TorchStaticFacts, ProbeError, None] = None  # None: torch not installed
     torch_runtime: Union[TorchRuntimeFacts, ProbeError, None] = None
     toolchain: Union[ToolchainFacts, ProbeError, None] = None
+    cache: Union[CacheFacts, ProbeError, None] = None
     timings: dict = field(default_factory=dict)  # probe name -> seconds
     collected_at: Optional[str] = None
     flexdoctor_version: Optional[str] = None

@@ -23,6 +23,7 @@ DEFAULT_TIMEOUTS = {
     "interp": 20.0,
     "torch_runtime": 90.0,
     "toolchain": 20.0,
+    "cache": 10.0,
 }
 
 
@@ -49,7 +50,7 @@ def gather(
     on_done: Optional[Callable[[str], None]] = None,
 ) -> Facts:
     """Collect all facts. ``runtime=False`` skips the ``import torch`` tier (``--static``)."""
-    from . import gpu, host, interp, toolchain, torch_runtime
+    from . import cache, gpu, host, interp, toolchain, torch_runtime
 
     limits = {**DEFAULT_TIMEOUTS, **(timeouts or {})}
     specs: dict[str, Callable[[], Any]] = {
@@ -57,6 +58,7 @@ def gather(
         "gpu": gpu.probe,
         "interp": lambda: interp.probe(python, timeout=limits["interp"]),
         "toolchain": toolchain.probe,
+        "cache": cache.probe,
     }
     if runtime:
         specs["torch_runtime"] = lambda: torch_runtime.probe(python, timeout=limits["torch_runtime"])
@@ -82,6 +84,7 @@ def gather(
         torch=torch,
         torch_runtime=runtime_value,
         toolchain=values["toolchain"],
+        cache=values["cache"],
         timings={job.name: job.seconds for job in jobs},
         collected_at=_dt.datetime.now(_dt.timezone.utc).replace(microsecond=0).isoformat(),
         flexdoctor_version=__version__,

@@ -1,0 +1,231 @@
+"""Compile cache checks (FD5xx): where the Inductor cache is, whether it is usable and safe,
+and whether flexdoctor's warm-cache manifest still matches this environment. Pure over Facts."""
+
+from __future__ import annotations
+
+import shlex
+from typing import Optional
+
+from .. import knowledge as kb
+from ..cache import manifest as mf
+from ..facts import Facts, ProbeError, ok, require
+from ..model import Finding
+from .base import check, fail, passed, skip, warn
+
+GIB = 1 << 30
+MIB = 1 << 20
+LOW_SPACE = 2 * GIB  # a model's compiled graphs and kernels take hundreds of MB
+NO_SPACE = 200 * MIB
+DEAD_WEIGHT = 512 * MIB
+
+
+def _size(n: Optional[int]) -> str:
+    if n is None:
+        return "?"
+    value = float(n)
+    for unit in ("B", "KiB", "MiB", "GiB", "TiB"):
+        if value < 1024 or unit == "TiB":
+            return f"{value:.0f} {unit}" if unit == "B" else f"{value:.1f} {unit}"
+        value /= 1024
+    return str(n)
+
+
+def _cache(facts: Facts):
+    return require(facts.cache, "cache facts")
+
+
+def _persistent_dir(facts: Facts) -> str:
+    return "$HOME/.cache/torchinductor"
+
+
+def current_fingerprint(facts: Facts) -> dict:
+    """What this machine's cache keys depend on, as far as the facts tell (None: unknown)."""
+    fp: dict = {}
+    if ok(facts.torch):
+        fp.update(torch=facts.torch.version, torch_git=facts.torch.git_version, cuda=facts.torch.cuda,
+                  hip=facts.torch.hip)
+    rt = facts.torch_runtime
+    triton = rt.triton_version if ok(rt) else None
+    if triton is None and ok(facts.python):
+        pk = facts.python.packages or {}
+        triton = pk.get("triton") or pk.get("pytorch-triton") or pk.get("pytorch-triton-rocm")
+    fp["triton"] = triton
+    if ok(facts.gpu) and facts.gpu.nvml == "ok" and facts.gpu.devices:
+        fp["gpu_name"] = facts.gpu.devices[0].name
+    return fp
+
+
+@check("FD501", "cache-location", area="cache")
+def cache_location(facts: Facts) -> Finding:
+    """What it checks: where the Inductor compile cache is (TORCHINDUCTOR_CACHE_DIR, else
+    tempfile.gettempdir()/torchinductor_<user>, exactly as torch computes it) and whether it
+    is on a temporary filesystem: /tmp, /var/tmp, /dev/shm or a tmpfs mount.
+
+    Why it matters: compiled flex_attention costs 10-30 s before the first step whenever the
+    cache is cold. The default cache lives in /tmp, which is often wiped on reboot, is private
+    to each container, and is a tmpfs (RAM) on many systems: every new job compiles again.
+
+    How to fix: point TORCHINDUCTOR_CACHE_DIR at a persistent directory you own (in the job's
+    environment, not only your shell) and pre-build it with `flexdoctor warm-cache`.
+    """
+    c = _cache(facts)
+    loc = c.inductor
+    if loc.in_temp or loc.fs_type == "tmpfs":
+        where = "a tmpfs (memory) filesystem" if loc.fs_type == "tmpfs" else "a temporary directory"
+        return warn("cache-location.temporary", kb.fix("cache-in-tmp", dir=_persistent_dir(facts)),
+                    path=loc.path, where=where, source=loc.source)
+    return passed("cache-location.pass", path=loc.path, source=loc.source, fs=loc.fs_type or "?")
+
+
+@check("FD502", "cache-writable", area="cache")
+def cache_writable(facts: Facts) -> Finding:
+    """What it checks: that the Inductor cache dir (or the parent torch would create it in) is
+    writable by this user, and that its filesystem is not mounted noexec.
+
+    Why it matters: Inductor writes compiled graphs and kernels there and then imports
+    generated Python modules and loads shared objects from it. A read-only dir fails the first
+    compile with "Permission denied"; a noexec mount fails loading the compiled .so files
+    ("failed to map segment from shared object", pytorch#91005).
+
+    How to fix: set TORCHINDUCTOR_CACHE_DIR to a writable directory on a filesystem without
+    noexec (e.g. under your home).
+    """
+    c = _cache(facts)
+    loc = c.inductor
+    fix = kb.fix("cache-not-usable", dir=_persistent_dir(facts))
+    if loc.writable is False:
+        return fail("cache-writable.read_only", fix, path=loc.path)
+    if loc.noexec:
+        return fail("cache-writable.noexec", fix, path=loc.path, mount=loc.mount_point)
+    return passed("cache-writable.pass", path=loc.path)
+
+
+@check("FD503", "cache-disk-space", area="cache")
+def cache_disk_space(facts: Facts) -> Finding:
+    """What it checks: free space on the filesystem holding the Inductor cache.
+
+    Why it matters: one flex_attention config takes about 5 MB of cache, a whole compiled model
+    hundreds of MB. A full disk makes compiles fail with "No space left on device" or silently
+    skip caching, so every run pays the full compile time.
+
+    How to fix: free space there (`flexdoctor clear-cache` removes entries of old torch/Triton
+    versions too) or move the cache with TORCHINDUCTOR_CACHE_DIR.
+    """
+    loc = _cache(facts).inductor
+    if loc.free_bytes is None:
+        return skip("cache-disk-space.unknown", path=loc.path)
+    kw = dict(path=loc.path, free=_size(loc.free_bytes))
+    if loc.free_bytes < NO_SPACE:
+        return fail("cache-disk-space.full", kb.fix("cache-disk-full"), **kw)
+    if loc.free_bytes < LOW_SPACE:
+        return warn("cache-disk-space.low", kb.fix("cache-disk-full"), **kw)
+    return passed("cache-disk-space.pass", **kw)
+
+
+@check("FD504", "cache-permissions", area="cache")
+def cache_permissions(facts: Facts) -> Finding:
+    """What it checks: that each existing compile cache dir (Inductor, Triton, ATen kernels) is
+    owned by the current user and is not group- or world-writable.
+
+    Why it matters: Inductor unpickles cache entries and imports generated code from its cache
+    dir; Triton and ATen load compiled kernels from theirs. A dir owned by someone else, or one
+    others can write to, lets them run code in your training job. The default dir
+    /tmp/torchinductor_<user> is predictable, so on a shared machine another user can create it
+    first.
+
+    How to fix: use a cache dir you own with mode 700 (TORCHINDUCTOR_CACHE_DIR), or remove the
+    foreign one and let torch recreate it.
+    """
+    c = _cache(facts)
+    problems = []
+    for loc in (c.inductor, c.triton, c.aten):
+        if loc is None or not loc.exists or loc.mode is None:
+            continue
+        if c.uid is not None and loc.owner_uid is not None and loc.owner_uid != c.uid:
+            problems.append(("owner", loc))
+        elif loc.mode & 0o022:
+            problems.append(("mode", loc))
+    if problems:
+        why, loc = problems[0]
+        fix = kb.fix("cache-unsafe-permissions", path=shlex.quote(loc.path))
+        details = [f"{l.kind}: {l.path} (owner uid {l.owner_uid}, mode {oct(l.mode or 0)})" for _, l in problems]
+        if why == "owner":
+            return fail("cache-permissions.foreign_owner", fix, details=details, kind=loc.kind, path=loc.path,
+                        owner=loc.owner_uid, uid=c.uid)
+        return fail("cache-permissions.shared_writable", fix, details=details, kind=loc.kind, path=loc.path,
+                    mode=oct(loc.mode or 0))
+    return passed("cache-permissions.pass")
+
+
+@check("FD505", "cache-freshness", area="cache")
+def cache_freshness(facts: Facts) -> Finding:
+    """What it checks: flexdoctor's warm-cache manifest in the Inductor cache dir against this
+    environment: never warmed, fresh, or stale, naming what changed (torch version or build,
+    Triton, CUDA, GPU).
+
+    Why it matters: Inductor's and Triton's cache keys include the torch version and source
+    hash, the Triton version, the CUDA version and the GPU name. After any of them changes the
+    warmed entries are never hit again: the first step compiles from scratch (10-30 s per flex
+    configuration) even though the cache looks full.
+
+    How to fix: run `flexdoctor warm-cache` again after upgrading torch, Triton or CUDA, or on
+    the new GPU (in the image build, or as a CI step).
+    """
+    c = _cache(facts)
+    m = c.manifest
+    if isinstance(m, ProbeError):
+        return warn("cache-freshness.unreadable", kb.fix("cache-stale"), error=m.message)
+    if m is None:
+        return passed("cache-freshness.never", path=c.inductor.path)
+    changed = mf.compare(m.fingerprint, current_fingerprint(facts))
+    if changed:
+        what = "; ".join(f"{label} {old or '-'} -> {new}" for label, old, new in changed)
+        return warn("cache-freshness.stale", kb.fix("cache-stale"), what=what, when=m.written_at or "?")
+    return passed("cache-freshness.fresh", count=len(m.configs), when=m.written_at or "?",
+                  details=list(m.configs[:12]))
+
+
+@check("FD506", "cache-stale-bytes", area="cache")
+def cache_stale_bytes(facts: Facts) -> Finding:
+    """What it checks: how many bytes of the Inductor cache belong to environments other than
+    this one (other torch, Triton, CUDA or GPU), from the entries flexdoctor's manifests
+    recorded, beside the total size of the cache.
+
+    Why it matters: entries of another version are never wrong, only never used again: dead
+    weight that grows with every upgrade and can fill a small disk or a tmpfs.
+
+    How to fix: `flexdoctor clear-cache --inductor` (then `flexdoctor warm-cache` to rebuild
+    what you need).
+    """
+    c = _cache(facts)
+    m = c.manifest
+    total = c.inductor.size_bytes
+    if not ok(m) or not m.entry_groups:
+        if not c.inductor.exists:
+            return skip("cache-stale-bytes.no_cache", path=c.inductor.path)
+        return passed("cache-stale-bytes.unknown", total=_size(total))
+    current = current_fingerprint(facts)
+    stale = [g for g in m.entry_groups if mf.compare(g.get("fingerprint") or {}, current)]
+    dead = sum(int(g.get("bytes") or 0) for g in stale)
+    if dead >= DEAD_WEIGHT:
+        return warn("cache-stale-bytes.dead_weight", kb.fix("cache-dead-weight"), dead=_size(dead),
+                    total=_size(total), groups=len(stale))
+    return passed("cache-stale-bytes.pass", dead=_size(dead), total=_size(total))
+
+
+@check("FD507", "cache-enabled", area="cache")
+def cache_enabled(facts: Facts) -> Finding:
+    """What it checks: environment switches that turn compile caching off:
+    TORCHINDUCTOR_FORCE_DISABLE_CACHES=1, TORCH_COMPILE_FORCE_DISABLE_CACHES=1,
+    TORCHINDUCTOR_FX_GRAPH_CACHE=0, TORCHINDUCTOR_AUTOGRAD_CACHE=0, TRITON_ALWAYS_COMPILE=1.
+
+    Why it matters: with any of them set every process compiles flex_attention from scratch,
+    and a warmed cache is ignored. They are often left over from debugging.
+
+    How to fix: unset them in the training job's environment.
+    """
+    c = _cache(facts)
+    if c.disabled_by:
+        names = " ".join(v.split("=", 1)[0] for v in c.disabled_by)
+        return warn("cache-enabled.disabled", kb.fix("cache-disabled", names=names), what=", ".join(c.disabled_by))
+    return passed("cache-enabled.pass")

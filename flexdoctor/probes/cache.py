@@ -1,0 +1,99 @@
+"""Compile caches as the filesystem sees them: location, mount, owner, mode, free space, size,
+and flexdoctor's warm-cache manifest. No torch import; walks are bounded so the probe stays fast.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import time
+from typing import Optional
+
+from ..cache import locations
+from ..cache import manifest as mf
+from ..facts import CacheFacts, CacheLocation, CacheManifest, ProbeError
+
+MAX_FILES = 50_000  # beyond this, or MAX_SECONDS, the size is "not measured" (None)
+MAX_SECONDS = 2.0
+
+
+def _size(path: str, deadline: float) -> Optional[int]:
+    total, files = 0, 0
+    for dirpath, dirnames, filenames in os.walk(path, followlinks=False):
+        for name in filenames:
+            try:
+                total += os.lstat(os.path.join(dirpath, name)).st_size
+            except OSError:
+                pass
+        files += len(filenames)
+        if files > MAX_FILES or time.monotonic() > deadline:
+            return None
+    return total
+
+
+def location(loc: locations.Location, deadline: float) -> CacheLocation:
+    path = loc.path
+    exists = os.path.isdir(path)
+    anchor = path if exists else locations.existing_ancestor(path)
+    mount, fs_type, options = locations.mount_of(anchor)
+    owner = mode = free = None
+    try:
+        st = os.stat(anchor)
+        if exists:
+            owner, mode = st.st_uid, st.st_mode & 0o7777
+    except OSError:
+        pass
+    try:
+        free = shutil.disk_usage(anchor).free
+    except OSError:
+        pass
+    return CacheLocation(
+        kind=loc.kind,
+        path=path,
+        source=loc.source,
+        exists=exists,
+        in_temp=locations.in_temp(path),
+        fs_type=fs_type,
+        mount_point=mount,
+        noexec=("noexec" in options) if mount else None,
+        writable=os.access(anchor, os.W_OK | os.X_OK),
+        owner_uid=owner,
+        mode=mode,
+        free_bytes=free,
+        size_bytes=_size(path, deadline) if exists else 0,
+    )
+
+
+def _manifest(root: str):
+    try:
+        data = mf.read(root)
+    except ValueError as exc:
+        return ProbeError(str(exc), kind="garbage", stage="manifest")
+    if data is None:
+        return None
+    groups = []
+    for group in (data.get("entry_groups") or {}).values():
+        if not isinstance(group, dict):
+            continue
+        present = [e for e in group.get("entries", []) if isinstance(e, str) and ".." not in e.split("/")]
+        present = [e for e in present if os.path.lexists(os.path.join(root, e))]
+        groups.append({"fingerprint": group.get("fingerprint") or {},
+                       "bytes": sum(mf.size_of(os.path.join(root, e)) for e in present),
+                       "count": len(present)})
+    configs = [c.get("name") for c in data.get("configs", []) if isinstance(c, dict) and c.get("name")]
+    return CacheManifest(path=locations.manifest_path(root), written_at=data.get("written_at"),
+                         fingerprint=dict(data.get("fingerprint") or {}), configs=configs, entry_groups=groups)
+
+
+def probe(env: Optional[dict] = None) -> CacheFacts:
+    env = dict(os.environ if env is None else env)
+    deadline = time.monotonic() + MAX_SECONDS
+    ind = locations.inductor(env)
+    return CacheFacts(
+        uid=os.getuid() if hasattr(os, "getuid") else None,
+        inductor=location(ind, deadline),
+        triton=location(locations.triton(env), deadline),
+        aten=location(locations.aten(env), deadline),
+        manifest=_manifest(ind.path),
+        disabled_by=locations.disabled_by(env),
+    )

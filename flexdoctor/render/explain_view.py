@@ -1,0 +1,82 @@
+"""Output of `flexdoctor explain`: text for people, JSON (sorted keys, versioned) for tools."""
+
+from __future__ import annotations
+
+import json
+import textwrap
+
+from .. import __version__
+from ..knowledge.explain import Hit, Problem, Result
+from ..text import t
+
+EXPLAIN_SCHEMA_VERSION = 1
+
+
+def _where(hit: Hit) -> str:
+    if hit.first_line is not None:
+        return t("explain.lines", first=hit.first_line, line=hit.line)
+    return t("explain.line", line=hit.line)
+
+
+def _problem_text(index: int, p: Problem, width: int) -> list[str]:
+    e = p.entry
+    fix = e.render()
+    wrap = lambda s: textwrap.fill(s, width, initial_indent="    ", subsequent_indent="    ")  # noqa: E731
+    out = [f"[{index}] {e.id} {e.symbol}: {e.title}"]
+    for h in p.hits:
+        out.append(f"    {_where(h)}: {h.text}")
+    if p.count > len(p.hits):
+        out.append("    " + t("explain.more_lines", count=p.count))
+    out += ["", f"  {t('explain.cause')}:", wrap(e.cause), "", f"  {t('explain.fix')}:", wrap(fix.summary)]
+    out += [f"    $ {c}" for c in fix.commands]
+    if e.applies:
+        out += ["", f"  {t('explain.applies')}: {e.applies}"]
+    out += ["", "  " + t("explain.see", id=e.id)] + [f"  {link}" for link in e.links]
+    return out
+
+
+def render_text(result: Result, source: str, width: int = 100) -> str:
+    width = max(40, min(width, 120)) - 4
+    if not result.found:
+        return "\n".join([t("explain.none", source=source, lines=result.lines), t("explain.none_hint")]) + "\n"
+    n = len(result.problems)
+    head = (t("explain.found_one", source=source, lines=result.lines) if n == 1
+            else t("explain.found_many", count=n, source=source, lines=result.lines))
+    out = [head]
+    for i, p in enumerate(result.problems, start=1):
+        out += [""] + _problem_text(i, p, width)
+    return "\n".join(out) + "\n"
+
+
+def _problem_dict(p: Problem) -> dict:
+    e = p.entry
+    fix = e.render()
+    return {
+        "id": e.id,
+        "symbol": e.symbol,
+        "title": e.title,
+        "rank": e.rank,
+        "cause": e.cause,
+        "fix": fix.to_dict(),
+        "applies": e.applies,
+        "matches": [h.to_dict() for h in p.hits],
+        "match_count": p.count,
+    }
+
+
+def render_json(result: Result, source: str) -> str:
+    doc = {
+        "schema_version": EXPLAIN_SCHEMA_VERSION,
+        "flexdoctor_version": __version__,
+        "source": source,
+        "lines": result.lines,
+        "found": result.found,
+        "problems": [_problem_dict(p) for p in result.problems],
+    }
+    return json.dumps(doc, indent=2, sort_keys=True, ensure_ascii=False) + "\n"
+
+
+def render(result: Result, source: str, fmt: str = "text", width: int = 100) -> str:
+    if fmt == "json":
+        return render_json(result, source)
+    return render_text(result, source, width)
