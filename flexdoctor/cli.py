@@ -81,7 +81,7 @@ def _prefetch(argv: list[str]) -> None:
     words = [a for a in argv if not a.startswith("-")]
     if not words or words[0] not in ("check", "facts"):
         return
-    if any(a in ("--static", "-h", "--help", "--version") for a in argv):
+    if any(a in ("--static", "-h", "--help", "--version") or a.startswith("--from-facts") for a in argv):
         return
     python = None
     for i, a in enumerate(argv):
@@ -353,6 +353,11 @@ def explain(
     text = explain_view.render(result, source, fmt=fmt, width=shutil.get_terminal_size((100, 24)).columns)
     _write(text, output)
     raise typer.Exit(0 if result.found else 1)
+
+
+from .cache import commands as _cache_commands  # noqa: E402
+
+_cache_commands.register(app)
 
 
 def main() -> None:
