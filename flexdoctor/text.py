@@ -61,4 +61,7 @@ def t(key: str, **kwargs: object) -> str:
     template = catalog(language()).get(key) or catalog("en").get(key)
     if template is None:
         raise KeyError(f"no text for {key!r} in flexdoctor/locale/en.toml")
-    return string.Formatter().vformat(template, (), _Missing(kwargs))
+    try:
+        return string.Formatter().vformat(template, (), _Missing(kwargs))
+    except (ValueError, IndexError, AttributeError):  # a stray brace in a translation: show it as written
+        return template

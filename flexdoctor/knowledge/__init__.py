@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import functools
 import re
-import string
 from dataclasses import dataclass, field
 from importlib import resources
 from typing import Optional
@@ -52,13 +51,12 @@ class Entry:
         )
 
 
-class _Keep(dict):
-    def __missing__(self, key: str) -> str:
-        return "{" + key + "}"
+_PLACEHOLDER = re.compile(r"\{([A-Za-z_][A-Za-z0-9_]*)\}")
 
 
 def _fill(template: str, values: dict) -> str:
-    return string.Formatter().vformat(template, (), _Keep(values))
+    """Replace ``{name}`` placeholders; any other brace (a dict literal in a fix) stays as written."""
+    return _PLACEHOLDER.sub(lambda m: str(values[m.group(1)]) if m.group(1) in values else m.group(0), template)
 
 
 @functools.lru_cache(maxsize=1)
