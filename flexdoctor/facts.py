@@ -248,6 +248,19 @@ class CacheFacts:
     disabled_by: list = field(default_factory=list)  # "TORCHINDUCTOR_FORCE_DISABLE_CACHES=1", ...
 
 
+# Plain dataclasses of the project tier live with the parser (stdlib only, no cycle back here).
+from .project.model import DiffusersFacts, ProjectConfig  # noqa: E402
+
+
+@dataclass(frozen=True)
+class ProjectFacts:
+    """``check --config``: the training config as its tool reads it, and the installed diffusers."""
+
+    config: Union[ProjectConfig, ProbeError, None] = None  # None: no --config given
+    # None: not asked (no config, no DIFFUSERS_ATTN_* variable); ProbeError: skipped or failed.
+    diffusers: Union[DiffusersFacts, ProbeError, None] = None
+
+
 @dataclass(frozen=True)
 class Facts:
     """The whole snapshot. Sections are a dataclass, None (not applicable), or ProbeError."""
@@ -259,6 +272,7 @@ class Facts:
     torch_runtime: Union[TorchRuntimeFacts, ProbeError, None] = None
     toolchain: Union[ToolchainFacts, ProbeError, None] = None
     cache: Union[CacheFacts, ProbeError, None] = None
+    project: Union[ProjectFacts, ProbeError, None] = None  # None: no --config, no diffusers asked
     timings: dict = field(default_factory=dict)  # probe name -> seconds
     collected_at: Optional[str] = None
     flexdoctor_version: Optional[str] = None

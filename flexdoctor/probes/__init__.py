@@ -24,6 +24,8 @@ DEFAULT_TIMEOUTS = {
     "torch_runtime": 90.0,
     "toolchain": 20.0,
     "cache": 10.0,
+    # check --config / DIFFUSERS_ATTN_*: `import diffusers` (imports torch) in the target interpreter.
+    "project": 90.0,
 }
 
 
@@ -48,6 +50,7 @@ def gather(
     runtime: bool = True,
     timeouts: Optional[dict] = None,
     on_done: Optional[Callable[[str], None]] = None,
+    config: Optional[str] = None,
 ) -> Facts:
     """Collect all facts. ``runtime=False`` skips the ``import torch`` tier (``--static``)."""
     from . import cache, gpu, host, interp, toolchain, torch_runtime
@@ -62,6 +65,10 @@ def gather(
     }
     if runtime:
         specs["torch_runtime"] = lambda: torch_runtime.probe(python, timeout=limits["torch_runtime"])
+    from . import diffusers as project_probe  # ``config``: a SimpleTuner config (check --config)
+
+    specs["project"] = lambda: project_probe.probe(python, config=config, runtime=runtime,
+                                                   timeout=limits["project"])
     jobs = [_Job(name, fn, limits[name]) for name, fn in specs.items()]
     started = time.perf_counter()
     for job in jobs:
@@ -85,6 +92,7 @@ def gather(
         torch_runtime=runtime_value,
         toolchain=values["toolchain"],
         cache=values["cache"],
+        project=values.get("project"),
         timings={job.name: job.seconds for job in jobs},
         collected_at=_dt.datetime.now(_dt.timezone.utc).replace(microsecond=0).isoformat(),
         flexdoctor_version=__version__,

@@ -1,0 +1,232 @@
+"""Read a SimpleTuner config the way SimpleTuner does, without importing it (stdlib only).
+
+What is emulated (bghira/SimpleTuner, simpletuner/helpers/configuration/):
+
+- loader.py ``auto_detect_config_backend``: in a config directory, ``config.json`` wins over
+  ``config.toml`` over ``config.env``; a profile lives in ``config/<name>/`` (ENV=<name>).
+- json_file.py / toml_file.py: the top-level mapping becomes ``--key=value`` arguments through
+  cli_utils.py ``mapping_to_cli_args``: keys may be bare or ``--``-prefixed, ``true``/``false``
+  strings are flags, nested tables are not arguments; argparse keeps the last value.
+- env_file.py ``parse_env_file``: ``[export ]KEY=value`` and ``KEY+=value`` lines, quotes
+  stripped, ``#`` comments; ``load_env_config`` maps known variables (``MODEL_FAMILY`` ->
+  ``--model_family`` ...) and then appends ``TRAINER_EXTRA_ARGS`` split on whitespace, so extra
+  args win. train.sh *sources* config.env with bash, so ``${VAR}`` references expand here too.
+- train.sh sources ``config/config.env`` and then ``config/<ENV>/config.env`` before any backend:
+  variables exported there (TRAINING_DYNAMO_BACKEND, DIFFUSERS_ATTN_BACKEND, ...) reach the
+  training process even when the options come from config.json.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shlex
+from pathlib import Path
+from typing import Optional, Union
+
+from .model import ProjectConfig
+
+CONFIG_NAMES = (("config.json", "json"), ("config.toml", "toml"), ("config.env", "env"))
+
+# env_file.py env_to_args_map, the entries that matter for attention (variable -> option).
+ENV_TO_OPTION = {
+    "MODEL_TYPE": "model_type",
+    "MODEL_NAME": "pretrained_model_name_or_path",
+    "MODEL_FAMILY": "model_family",
+    "MIXED_PRECISION": "mixed_precision",
+    "BASE_MODEL_PRECISION": "base_model_precision",
+    "USE_GRADIENT_CHECKPOINTING": "gradient_checkpointing",
+    "OUTPUT_DIR": "output_dir",
+    "DATALOADER_CONFIG": "data_backend_config",
+    "LEARNING_RATE": "learning_rate",
+    "LR_SCHEDULE": "lr_scheduler",
+    "OPTIMIZER": "optimizer",
+    "MAX_NUM_STEPS": "max_train_steps",
+    "TRAIN_BATCH_SIZE": "train_batch_size",
+    "TRAINING_SEED": "seed",
+}
+# Read by train.sh for `accelerate launch --dynamo_backend` (ignored by load_env_config).
+DYNAMO_ENV = ("TRAINING_DYNAMO_BACKEND", "TRAINER_DYNAMO_BACKEND")
+# Options whose value must be a single string for flexdoctor (and SimpleTuner) to make sense of it.
+STRING_OPTIONS = ("attention_mechanism", "model_family", "model_flavour", "mixed_precision",
+                  "base_model_precision", "dynamo_backend", "dynamo_mode", "sageattention_usage")
+
+_ASSIGN = re.compile(r"^(?:export\s+)?([A-Za-z_][A-Za-z0-9_]*)\s*(\+?=)(.*)$")
+_VAR = re.compile(r"\$(?:\{([A-Za-z_][A-Za-z0-9_]*)\}|([A-Za-z_][A-Za-z0-9_]*))")
+
+
+class ConfigError(ValueError):
+    """A config flexdoctor cannot read: the message names the file (and the key or line)."""
+
+
+def find_config(path: Union[str, Path], env: Optional[str] = None) -> tuple[Path, str]:
+    """The config file ``path`` names and its format.
+
+    ``path`` is a config file, a directory holding one, a SimpleTuner checkout (its ``config/``),
+    or with ``env`` the checkout whose ``config/<env>/`` profile to read.
+    """
+    p = Path(path).expanduser()
+    if p.is_file():
+        fmt = {".json": "json", ".toml": "toml", ".env": "env"}.get(p.suffix.lower())
+        if fmt is None:
+            raise ConfigError(f"{p}: not a SimpleTuner config (expected config.json, config.toml or config.env)")
+        return p, fmt
+    if not p.exists():
+        raise ConfigError(f"{p}: no such file or directory")
+    candidates = []
+    if env and env != "default":
+        candidates += [p / "config" / env, p / env]
+    candidates += [p, p / "config"]
+    for d in candidates:
+        for name, fmt in CONFIG_NAMES:
+            if (d / name).is_file():
+                return d / name, fmt
+    raise ConfigError(f"{p}: no config.json, config.toml or config.env here or in {p / 'config'}")
+
+
+def load_config(path: Union[str, Path], env: Optional[str] = None) -> ProjectConfig:
+    """Parse a SimpleTuner config into a :class:`ProjectConfig`; :class:`ConfigError` if malformed."""
+    file, fmt = find_config(path, env)
+    try:
+        text = file.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise ConfigError(f"{file}: cannot read it ({getattr(exc, 'strerror', None) or exc})") from None
+    options: dict = {}
+    sources: dict = {}
+    env_vars: dict = {}
+    env_files: list = []
+    # train.sh: config/config.env, then the profile's config.env, exported before the backend runs.
+    for env_file in _env_files_for(file):
+        env_vars.update(_parse_env(env_file, env_vars))
+        env_files.append(str(env_file))
+    if fmt == "json":
+        _apply_mapping(_load_json(file, text), options, sources, file)
+    elif fmt == "toml":
+        _apply_mapping(_load_toml(file, text), options, sources, file)
+    else:
+        if str(file) not in env_files:
+            env_vars.update(_parse_env(file, env_vars))
+            env_files.append(str(file))
+        _apply_env(env_vars, options, sources, file)
+    for key in STRING_OPTIONS:
+        value = options.get(key)
+        if value is not None and not isinstance(value, (str, int, float)) or isinstance(value, bool):
+            raise ConfigError(f"{file}: {key}: expected a single string, got {json.dumps(value)}")
+    if "dynamo_backend" not in options:
+        for name in DYNAMO_ENV:
+            if env_vars.get(name):
+                options["dynamo_backend"] = env_vars[name]
+                sources["dynamo_backend"] = name
+    return ProjectConfig(path=str(file), format=fmt, options=options, sources=sources,
+                         env={k: v for k, v in env_vars.items() if k.startswith("DIFFUSERS_") or k in DYNAMO_ENV},
+                         env_files=env_files)
+
+
+def _env_files_for(file: Path) -> list[Path]:
+    """config.env files train.sh sources for a config at ``file`` (base first, then the profile)."""
+    d = file.parent
+    found = []
+    if d.parent.name == "config" and (d.parent / "config.env").is_file():  # config/<profile>/
+        found.append(d.parent / "config.env")
+    if (d / "config.env").is_file():
+        found.append(d / "config.env")
+    return found
+
+
+def _load_json(file: Path, text: str) -> dict:
+    try:
+        data = json.loads(text)
+    except ValueError as exc:
+        raise ConfigError(f"{file}: not valid JSON ({exc})") from None
+    if not isinstance(data, dict):
+        raise ConfigError(f"{file}: the top level must be an object of options, not {type(data).__name__}")
+    return data
+
+
+def _load_toml(file: Path, text: str) -> dict:
+    from .._toml import TOMLDecodeError, loads
+
+    try:
+        return loads(text)
+    except TOMLDecodeError as exc:
+        raise ConfigError(f"{file}: not valid TOML ({exc})") from None
+
+
+def _canonical(key: object, file: Path) -> str:
+    if not isinstance(key, str) or not key.strip().lstrip("-"):
+        raise ConfigError(f"{file}: {key!r} is not an option name")
+    return key.strip().lstrip("-")
+
+
+def _apply_mapping(data: dict, options: dict, sources: dict, file: Path) -> None:
+    for raw_key, value in data.items():
+        key = _canonical(raw_key, file)
+        if value is None or isinstance(value, dict):
+            continue  # not a command-line argument (mapping_to_cli_args keeps tables as extras)
+        if isinstance(value, str) and value.strip().lower() in ("true", "false"):
+            value = value.strip().lower() == "true"
+        options[key] = value
+        sources[key] = file.name
+
+
+def _expand(value: str, known: dict) -> str:
+    return _VAR.sub(lambda m: known.get(m.group(1) or m.group(2), os.environ.get(m.group(1) or m.group(2), "")),
+                    value)
+
+
+def _parse_env(file: Path, known: dict) -> dict:
+    """config.env as bash would leave it: KEY=value / KEY+=value with ${VAR} expanded."""
+    try:
+        lines = file.read_text(encoding="utf-8").splitlines()
+    except (OSError, UnicodeDecodeError) as exc:
+        raise ConfigError(f"{file}: cannot read it ({getattr(exc, 'strerror', None) or exc})") from None
+    out: dict = {}
+    scope = dict(known)
+    for number, raw in enumerate(lines, 1):
+        line = raw.strip()
+        if not line or line.startswith("#"):
+            continue
+        m = _ASSIGN.match(line)
+        if m is None:
+            raise ConfigError(f"{file}: line {number}: not a KEY=value assignment: {line[:80]}")
+        key, op, value = m.group(1), m.group(2), m.group(3).strip()
+        try:
+            words = shlex.split(value, comments=True, posix=True)
+        except ValueError as exc:
+            raise ConfigError(f"{file}: line {number}: {key}: {exc}") from None
+        quoted = value[:1] in ("'", '"')
+        text = value[1:-1] if quoted and len(value) > 1 and value[-1] == value[0] else " ".join(words)
+        if value[:1] != "'":
+            text = _expand(text, scope)
+        if op == "+=":
+            text = (scope.get(key, "") + " " + text).strip()
+        out[key] = scope[key] = text
+    return out
+
+
+def _apply_env(env_vars: dict, options: dict, sources: dict, file: Path) -> None:
+    for var, key in ENV_TO_OPTION.items():
+        if var in env_vars and env_vars[var] != "":
+            value = env_vars[var]
+            options[key] = value.lower() == "true" if value.lower() in ("true", "false") else value
+            sources[key] = var
+    extra = env_vars.get("TRAINER_EXTRA_ARGS", "")
+    try:
+        words = shlex.split(extra)
+    except ValueError as exc:
+        raise ConfigError(f"{file}: TRAINER_EXTRA_ARGS: {exc}") from None
+    i = 0
+    while i < len(words):
+        word = words[i]
+        if not word.startswith("--") or len(word) <= 2:
+            raise ConfigError(f"{file}: TRAINER_EXTRA_ARGS: {word!r} is not an --option")
+        key, eq, value = word[2:].partition("=")
+        if not eq:
+            if i + 1 < len(words) and not words[i + 1].startswith("--"):
+                value, i = words[i + 1], i + 1
+            else:
+                value = "true"
+        options[key] = value.lower() == "true" if value.lower() in ("true", "false") else value
+        sources[key] = "TRAINER_EXTRA_ARGS"
+        i += 1
