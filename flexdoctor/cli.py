@@ -360,6 +360,10 @@ from .cache import commands as _cache_commands  # noqa: E402
 _cache_commands.register(app)
 
 
+from .deep import commands as _deep_commands  # noqa: E402
+_deep_commands.register(app)
+
+
 def main() -> None:
     try:
         _prefetch(sys.argv[1:])

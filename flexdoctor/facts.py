@@ -248,6 +248,73 @@ class CacheFacts:
     disabled_by: list = field(default_factory=list)  # "TORCHINDUCTOR_FORCE_DISABLE_CACHES=1", ...
 
 
+@dataclass(frozen=True)
+class SdpaBackendRun:
+    """One SDPA backend asked (``can_use_*`` with debug on) and run alone (``sdpa_kernel([b])``)."""
+
+    backend: str  # flash | efficient | cudnn | math
+    usable: Optional[bool] = None  # torch.backends.cuda.can_use_*; None: not asked (CPU, math)
+    reasons: list = field(default_factory=list)  # refusal reasons in torch's own words
+    ran: Optional[bool] = None
+    error: Optional[str] = None
+    rel_error: Optional[float] = None  # ||out - ref|| / ||ref|| against float64
+    nan: Optional[bool] = None
+
+
+@dataclass(frozen=True)
+class SdpaRun:
+    dtype: str  # float16 | bfloat16 | float32
+    shape: list = field(default_factory=list)  # [B, H, L, D]
+    is_causal: bool = False
+    backends: list[SdpaBackendRun] = field(default_factory=list)
+    default_ok: Optional[bool] = None  # SDPA with torch choosing the backend
+    default_error: Optional[str] = None
+    default_rel_error: Optional[float] = None
+
+
+@dataclass(frozen=True)
+class FlexRun:
+    """``torch.compile(flex_attention)`` with a causal block mask, one dtype, against float64."""
+
+    dtype: str
+    shape: list = field(default_factory=list)  # [B, H, L, D]
+    mask: str = "causal"
+    error: Optional[str] = None
+    stage: Optional[str] = None  # where ``error`` happened
+    compile_seconds: Optional[float] = None  # first call: compile (or cache load) + run
+    run_seconds: Optional[float] = None
+    compiled_path: Optional[bool] = None  # False: the uncompiled fallback ran
+    fallback_warning: Optional[str] = None
+    warnings: list = field(default_factory=list)
+    cache: dict = field(default_factory=dict)  # Dynamo/Inductor counter deltas
+    rel_error: Optional[float] = None
+    nan: Optional[bool] = None
+    tolerance: Optional[float] = None
+    backward: Optional[dict] = None  # {seconds, rel_error, nan, tolerance} or {error}; None: not run
+
+
+@dataclass(frozen=True)
+class DeepFacts:
+    """What running the real kernels in the target interpreter showed (``check --deep``)."""
+
+    device: str  # cuda | cpu
+    torch_version: Optional[str] = None
+    device_name: Optional[str] = None
+    capability: Optional[str] = None  # "7.5"
+    seed: Optional[int] = None
+    sdpa: list[SdpaRun] = field(default_factory=list)
+    flex: list[FlexRun] = field(default_factory=list)
+    flex_dtypes: list = field(default_factory=list)  # asked for
+    flex_skipped: dict = field(default_factory=dict)  # dtype -> why not tried
+    flash_attn: dict = field(default_factory=dict)  # installed, importable, version, runs, fa3, fa4
+    xformers: dict = field(default_factory=dict)
+    section_errors: dict = field(default_factory=dict)  # a probe bug in one section
+    # The probe died (crash, hang, OOM) before the end; the sections above are what it finished.
+    incomplete: Optional[ProbeError] = None
+    seconds: Optional[float] = None
+    stage_seconds: dict = field(default_factory=dict)
+
+
 # Plain dataclasses of the project tier live with the parser (stdlib only, no cycle back here).
 from .project.model import DiffusersFacts, ProjectConfig  # noqa: E402
 
@@ -272,6 +339,7 @@ class Facts:
     torch_runtime: Union[TorchRuntimeFacts, ProbeError, None] = None
     toolchain: Union[ToolchainFacts, ProbeError, None] = None
     cache: Union[CacheFacts, ProbeError, None] = None
+    deep: Union[DeepFacts, ProbeError, None] = None  # None: the deep tier was not run
     project: Union[ProjectFacts, ProbeError, None] = None  # None: no --config, no diffusers asked
     timings: dict = field(default_factory=dict)  # probe name -> seconds
     collected_at: Optional[str] = None

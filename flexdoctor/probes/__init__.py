@@ -26,6 +26,8 @@ DEFAULT_TIMEOUTS = {
     "cache": 10.0,
     # check --config / DIFFUSERS_ATTN_*: `import diffusers` (imports torch) in the target interpreter.
     "project": 90.0,
+    # check --deep compiles flex per dtype (10-30 s each cold) and runs every attention kernel.
+    "deep": 300.0,
 }
 
 
@@ -50,9 +52,11 @@ def gather(
     runtime: bool = True,
     timeouts: Optional[dict] = None,
     on_done: Optional[Callable[[str], None]] = None,
+    deep: bool = False,
     config: Optional[str] = None,
 ) -> Facts:
-    """Collect all facts. ``runtime=False`` skips the ``import torch`` tier (``--static``)."""
+    """Collect all facts. ``runtime=False`` skips the ``import torch`` tier (``--static``);
+    ``deep=True`` also runs the real kernels (flexdoctor.deep, ``check --deep``)."""
     from . import cache, gpu, host, interp, toolchain, torch_runtime
 
     limits = {**DEFAULT_TIMEOUTS, **(timeouts or {})}
@@ -65,6 +69,10 @@ def gather(
     }
     if runtime:
         specs["torch_runtime"] = lambda: torch_runtime.probe(python, timeout=limits["torch_runtime"])
+    if deep:
+        from ..deep import deep as deep_probe
+
+        specs["deep"] = lambda: deep_probe.probe(python, timeout=limits["deep"])
     from . import diffusers as project_probe  # ``config``: a SimpleTuner config (check --config)
 
     specs["project"] = lambda: project_probe.probe(python, config=config, runtime=runtime,
@@ -92,6 +100,7 @@ def gather(
         torch_runtime=runtime_value,
         toolchain=values["toolchain"],
         cache=values["cache"],
+        deep=values.get("deep"),
         project=values.get("project"),
         timings={job.name: job.seconds for job in jobs},
         collected_at=_dt.datetime.now(_dt.timezone.utc).replace(microsecond=0).isoformat(),

@@ -1,0 +1,207 @@
+"""The ``bench`` command (registered on the CLI app by ``register``).
+
+Thin like the rest of the CLI: parse, call ``bench.run``, render, choose the exit code. Usage
+errors exit 2 with one line; exit 1 when an item crashed, hung or raised an unexpected error
+(an out-of-memory or a backend torch refuses is a result, not a failure).
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import sys
+from pathlib import Path
+from typing import List, Optional
+
+import typer
+from typing_extensions import Annotated
+
+EXIT_USAGE = 2
+
+
+def _usage_error(message: str) -> "typer.Exit":
+    typer.echo(f"flexdoctor: error: {message}", err=True)
+    return typer.Exit(EXIT_USAGE)
+
+
+def _split(values: Optional[List[str]]) -> list:
+    out: list = []
+    for v in values or ():
+        out += [x.strip() for x in str(v).split(",") if x.strip()]
+    return out
+
+
+def _ints(values: Optional[List[str]], flag: str, default: list) -> list:
+    words = _split(values)
+    if not words:
+        return list(default)
+    out = []
+    for w in words:
+        w2 = w.lower()
+        mult = 1024 if w2.endswith("k") else 1
+        try:
+            n = int(w2[:-1] if mult > 1 else w2) * mult
+        except ValueError:
+            raise _usage_error(f"{flag}: expected whole numbers (1024 or 1k), got {w!r}")
+        if n <= 0:
+            raise _usage_error(f"{flag}: must be positive, got {w!r}")
+        out.append(n)
+    return out
+
+
+def _choices(values: Optional[List[str]], flag: str, allowed: tuple, default: list, aliases: dict) -> list:
+    words = [aliases.get(w.lower(), w.lower()) for w in _split(values)] or list(default)
+    bad = [w for w in words if w not in allowed]
+    if bad:
+        raise _usage_error(f"{flag} {bad[0]}: choose from {', '.join(allowed)}")
+    return list(dict.fromkeys(words))
+
+
+def _ci() -> bool:
+    from ..cli import in_ci
+
+    return in_ci()
+
+
+def _which_python(python: Optional[str]) -> str:
+    if not python:
+        return sys.executable
+    found = shutil.which(python) if os.sep not in python else os.path.expanduser(python)
+    if not found or not os.path.isfile(found) or not os.access(found, os.X_OK):
+        raise _usage_error(f"--python {python}: no such executable interpreter")
+    return os.path.abspath(found)
+
+
+def _write(text: str, output: Optional[Path]) -> None:
+    if output is None:
+        sys.stdout.write(text)
+        sys.stdout.flush()
+        return
+    try:
+        tmp = output.with_name(f".{output.name}.tmp")
+        tmp.write_text(text, encoding="utf-8")
+        os.replace(tmp, output)
+    except OSError as exc:
+        raise _usage_error(f"--output {output}: {exc.strerror or exc}")
+
+
+def bench(
+    seq_len: Annotated[Optional[List[str]], typer.Option("--seq-len", "-L", metavar="N",
+                       help="Sequence lengths (repeat or comma-separate; 1k = 1024). Default: 1k,4k.")] = None,
+    head_dim: Annotated[Optional[List[str]], typer.Option("--head-dim", "-d", metavar="N",
+                        help="Head dimensions. Default: 64,128.")] = None,
+    batch: Annotated[int, typer.Option("--batch", "-b", min=1, help="Batch size.")] = 2,
+    heads: Annotated[int, typer.Option("--heads", min=1, help="Query heads.")] = 16,
+    kv_heads: Annotated[Optional[int], typer.Option("--kv-heads", min=1,
+                        help="Key/value heads (GQA when fewer than --heads; must divide it). Default: --heads.")] = None,
+    dtype: Annotated[Optional[List[str]], typer.Option("--dtype", metavar="DTYPE",
+                     help="bf16, fp16, fp32 (repeat or comma-separate). Default: bf16 on a GPU, fp32 on the CPU.")] = None,
+    mask: Annotated[Optional[List[str]], typer.Option("--mask", metavar="MASK",
+                    help="none, causal (repeat or comma-separate). Default: none,causal.")] = None,
+    impl: Annotated[Optional[List[str]], typer.Option("--impl", metavar="NAME",
+                    help="Only these: flex-compiled, flex-eager, sdpa-flash, sdpa-efficient, sdpa-cudnn, sdpa-math, "
+                         "flash-attn. Default: all.")] = None,
+    mode: Annotated[Optional[List[str]], typer.Option("--mode", metavar="PASS",
+                    help="fwd, fwdbwd. Default: both.")] = None,
+    device: Annotated[str, typer.Option("--device", metavar="DEVICE",
+                      help="auto (default: CUDA if torch sees it), cuda or cpu.")] = "auto",
+    reps: Annotated[int, typer.Option("--reps", min=3, help="Timed runs per measurement (at most; fewer when "
+                                                              "one run takes long). The median is reported.")] = 50,
+    warmup: Annotated[int, typer.Option("--warmup", min=1, help="Untimed runs first (after the first call, "
+                                                                 "which compiles).")] = 3,
+    timeout: Annotated[float, typer.Option("--timeout", min=10, metavar="S",
+                       help="Give up on one measurement after S seconds without progress.")] = 300.0,
+    python: Annotated[Optional[str], typer.Option("--python", metavar="PATH",
+                      help="Interpreter to benchmark in (the one your training runs with). Default: this one.")] = None,
+    fmt: Annotated[str, typer.Option("--format", "-f", metavar="FORMAT",
+                   help="text (table and bars, default), json or markdown.")] = "text",
+    output: Annotated[Optional[Path], typer.Option("--output", "-o", metavar="FILE",
+                      help="Write the result to FILE instead of stdout.")] = None,
+    no_color: Annotated[bool, typer.Option("--no-color", help="No colour (also: NO_COLOR=1).")] = False,
+) -> None:
+    """Time every attention path here: compiled flex, eager flex, SDPA per backend, flash-attn.
+
+    Forward and forward+backward for each shape; GPU timing with warm-up, CUDA events and the
+    median of many runs on fresh random inputs; TFLOP/s from the attention FLOP count (halved
+    for causal); peak memory. An out-of-memory or a backend torch refuses is shown, not fatal.
+
+    Examples:
+
+      flexdoctor bench
+
+      flexdoctor bench -L 1k,4k,16k -d 64,128 --mask none,causal --dtype bf16
+
+      flexdoctor bench --heads 32 --kv-heads 8 -L 8k --impl flex-compiled,sdpa-flash
+
+      flexdoctor bench --device cpu -L 256 -d 64 --format json -o bench.json
+    """
+    from . import bench as b
+
+    if fmt not in ("text", "json", "markdown"):
+        raise _usage_error(f"--format {fmt}: choose text, json or markdown")
+    if device not in ("auto", "cuda", "cpu"):
+        raise _usage_error(f"--device {device}: choose auto, cuda or cpu")
+    seq_lens = _ints(seq_len, "--seq-len", [1024, 4096])
+    head_dims = _ints(head_dim, "--head-dim", [64, 128])
+    dt_alias = {"bf16": "bfloat16", "fp16": "float16", "half": "float16", "fp32": "float32", "float": "float32"}
+    dtypes = _choices(dtype, "--dtype", b.DTYPES, [], dt_alias)
+    masks = _choices(mask, "--mask", b.MASKS, list(b.MASKS), {})
+    impls = _choices(impl, "--impl", b.IMPLS, list(b.IMPLS), {"flash_attn": "flash-attn"})
+    modes = _choices(mode, "--mode", b.MODES, list(b.MODES), {"fwd+bwd": "fwdbwd", "train": "fwdbwd"})
+    kv = kv_heads or heads
+    if heads % kv:
+        raise _usage_error(f"--kv-heads {kv}: must divide --heads {heads}")
+    target = _which_python(python)
+    if not dtypes:
+        dtypes = ["float32"] if device == "cpu" else ["bfloat16"]
+    cases = b.grid(batch, heads, kv, seq_lens, head_dims, dtypes, masks)
+    interactive = sys.stderr.isatty() and not _ci() and os.environ.get("TERM") != "dumb"
+    try:
+        report = _run_with_progress(b, target, cases, impls, modes, device, reps, warmup, timeout, interactive)
+    except b.BenchError as exc:
+        typer.echo(f"flexdoctor: bench could not run: {exc}", err=True)
+        raise typer.Exit(EXIT_USAGE if "--device cuda" in str(exc) else 1)
+    if fmt == "json":
+        text = b.render_json(report)
+    elif fmt == "markdown":
+        text = b.render_markdown(report)
+    else:
+        color = (not no_color and not os.environ.get("NO_COLOR") and not _ci() and output is None
+                 and sys.stdout.isatty())
+        text = b.render_text(report, color=color, width=shutil.get_terminal_size((120, 24)).columns)
+    _write(text, output)
+    raise typer.Exit(1 if report.failed else 0)
+
+
+def _run_with_progress(b, target, cases, impls, modes, device, reps, warmup, timeout, interactive):
+    total = len(cases) * len(impls) * len(modes)
+    labels = {c.index: c.label() for c in cases}
+    if not interactive:
+        def plain(i: int, n: int, m) -> None:
+            if m.status == "running":
+                return
+            extra = f" {m.ms:.3f} ms" if m.status == "ok" and m.ms is not None else ""
+            typer.echo(f"[{i + 1}/{n}] {labels[m.case]} {m.impl} {m.mode}: {m.status}{extra}", err=True)
+
+        return b.run(target, cases, impls, modes, device=device, reps=reps, warmup=warmup,
+                     item_timeout=timeout, on_event=plain)
+    from rich.console import Console
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+    console = Console(stderr=True)
+    with Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
+                  console=console, transient=True) as progress:
+        task = progress.add_task("bench: import torch", total=total)
+
+        def live(i: int, n: int, m) -> None:
+            if m.status == "running":
+                progress.update(task, description=f"{labels[m.case]} · {m.impl} {m.mode}")
+            else:
+                progress.update(task, completed=i + 1)
+
+        return b.run(target, cases, impls, modes, device=device, reps=reps, warmup=warmup,
+                     item_timeout=timeout, on_event=live)
+
+
+def register(app: "typer.Typer") -> None:
+    app.command("bench")(bench)

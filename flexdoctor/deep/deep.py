@@ -1,0 +1,186 @@
+"""Run ``_deep_probe.py`` in the target interpreter, time-boxed, and turn its output into facts.
+
+The script prints a stage line as each step starts and a part line as each section finishes,
+so a crash (segfault in a kernel), a hang or an out-of-memory kill still leaves the finished
+sections, plus a ProbeError naming the stage it died in (``DeepFacts.incomplete``).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import dataclasses
+import json
+import threading
+import time
+from pathlib import Path
+from typing import Callable, Optional
+
+from ..facts import DeepFacts, ProbeError, from_jsonable
+from ..probes import _subprocess
+
+SCRIPT = Path(__file__).with_name("_deep_probe.py")
+STAGE = "@@flexdoctor-stage "
+PART = "@@flexdoctor-part "
+RESULT = "@@flexdoctor-result "
+DEFAULT_TIMEOUT = 300.0
+_LISTENERS: list = []
+
+
+@contextlib.contextmanager
+def listen(callback: Callable[[str], None]):
+    """Call ``callback(stage)`` as each deep-probe stage starts (progress for ``check --deep``),
+    also when the probe is started by ``probes.gather(deep=True)``."""
+    _LISTENERS.append(callback)
+    try:
+        yield
+    finally:
+        _LISTENERS.remove(callback)
+
+
+def _notify(stage: str) -> None:
+    for cb in list(_LISTENERS):
+        try:
+            cb(stage)
+        except Exception:  # a display problem must not lose the probe
+            pass
+
+
+def probe(
+    python: str,
+    timeout: float = DEFAULT_TIMEOUT,
+    device: Optional[str] = None,
+    flex_dtypes: Optional[list] = None,
+    on_stage: Optional[Callable[[str], None]] = None,
+    extra: Optional[dict] = None,
+) -> DeepFacts | ProbeError:
+    """Run the deep probe; ``on_stage`` is called with each stage name as it starts."""
+    cfg: dict = dict(extra or {})
+    if device:
+        cfg["device"] = device
+    if flex_dtypes:
+        cfg["flex_dtypes"] = list(flex_dtypes)
+
+    def stage_seen(name: str) -> None:
+        _notify(name)
+        if on_stage is not None:
+            on_stage(name)
+
+    stdout, stderr, code, timed_out, start_error = _run_streaming(
+        [python, str(SCRIPT), json.dumps(cfg)], timeout, stage_seen)
+    return parse(stdout, stderr, code, timed_out, start_error, timeout)
+
+
+def _run_streaming(argv: list, timeout: float, on_stage: Optional[Callable[[str], None]]):
+    """Run ``argv``, feeding stage lines to ``on_stage`` live; kill the group after ``timeout``."""
+    proc = _subprocess.start(argv)
+    if isinstance(proc, _subprocess.Completed):
+        return "", "", None, False, proc.start_error
+    lines: list[str] = []
+    err_chunks: list[bytes] = []
+
+    def read_out() -> None:
+        for raw in iter(proc.stdout.readline, b""):
+            line = raw.decode("utf-8", errors="replace")
+            lines.append(line)
+            if on_stage is not None and line.startswith(STAGE):
+                try:
+                    on_stage(line[len(STAGE):].strip())
+                except Exception:  # a display problem must not lose the probe
+                    pass
+
+    def read_err() -> None:
+        err_chunks.append(proc.stderr.read() or b"")
+
+    readers = [threading.Thread(target=read_out, daemon=True), threading.Thread(target=read_err, daemon=True)]
+    for r in readers:
+        r.start()
+    timed_out = False
+    try:
+        proc.wait(timeout=timeout)
+    except Exception:  # subprocess.TimeoutExpired
+        timed_out = True
+        _subprocess.kill(proc)
+        try:
+            proc.wait(timeout=5)
+        except Exception:
+            pass
+    for r in readers:
+        r.join(5)
+    stderr = b"".join(err_chunks).decode("utf-8", errors="replace")
+    return "".join(lines), stderr, None if timed_out else proc.returncode, timed_out, None
+
+
+def parse(stdout: str, stderr: str, returncode: Optional[int], timed_out: bool = False,
+          start_error: Optional[str] = None, timeout: float = DEFAULT_TIMEOUT) -> DeepFacts | ProbeError:
+    """Facts from the probe's output, whole or partial."""
+    if start_error:
+        return ProbeError(f"could not start the deep probe: {start_error}", kind="error", stage="start")
+    stage = None
+    result = None
+    parts: dict = {}
+    for line in stdout.splitlines():
+        if line.startswith(STAGE):
+            stage = line[len(STAGE):].strip()
+        elif line.startswith(PART):
+            body = line[len(PART):]
+            cut = min((i for i in (body.find(" {"), body.find(" [")) if i >= 0), default=-1)
+            if cut < 0:
+                continue
+            name, payload = body[:cut], body[cut + 1:]
+            try:
+                parts[name] = json.loads(payload)
+            except ValueError:
+                pass
+        elif line.startswith(RESULT):
+            result = line[len(RESULT):]
+    data = None
+    if result is not None:
+        try:
+            data = json.loads(result)
+        except ValueError:
+            data = None
+    detail = _subprocess.tail(stderr, 12) or None
+    if data is not None:
+        if "import_error" in data:
+            return ProbeError(data["import_error"], kind="import-error", stage="import torch")
+        if data.get("device_error"):
+            return ProbeError(data["device_error"], kind="error", stage="device")
+        return _facts(data)
+    # No final line: the process died or hung. Keep what it finished.
+    incomplete = _failure(returncode, timed_out, stage, detail, timeout)
+    if not parts:
+        return incomplete
+    data = {"device": "cpu", "incomplete": None}
+    flex_runs = [v for k, v in parts.items() if k.startswith("flex ")]
+    for key in ("sdpa", "flex", "flash_attn", "xformers"):
+        if key in parts:
+            data[key] = parts[key]
+    if "flex" not in data and flex_runs:
+        data["flex"] = flex_runs
+    meta = parts.get("meta") or {}
+    data.update(meta)
+    facts = _facts(data)
+    return dataclasses.replace(facts, incomplete=incomplete)
+
+
+def _failure(returncode: Optional[int], timed_out: bool, stage: Optional[str], detail: Optional[str],
+             timeout: float) -> ProbeError:
+    where = f" during '{stage}'" if stage else ""
+    if timed_out:
+        return ProbeError(f"the deep probe did not finish in {timeout:g} s (hung{where})", kind="timeout",
+                          stage=stage, detail=detail)
+    if returncode is not None and returncode < 0:
+        sig = _subprocess.Completed(returncode, "", "").signal_name
+        if sig == "SIGKILL":
+            msg = f"the deep probe was killed ({sig}{where}: out of host memory?)"
+        else:
+            msg = f"the deep probe crashed ({sig}{where})"
+        return ProbeError(msg, kind="crash", stage=stage, detail=detail)
+    return ProbeError(f"the deep probe exited with status {returncode}{where} without a result",
+                      kind="error", stage=stage, detail=detail)
+
+
+def _facts(data: dict) -> DeepFacts:
+    data = dict(data)
+    data.setdefault("device", "cpu")
+    return from_jsonable(DeepFacts, data)
