@@ -118,16 +118,22 @@ def _color(no_color: bool) -> bool:
     return sys.stdout.isatty() and os.environ.get("TERM") != "dumb"
 
 
-def _gather(python: str, static: bool, progress: bool):
+def _gather(python: str, static: bool, progress: bool, deep: bool = False, config: Optional[str] = None):
     from .probes import gather
 
     if not progress or not sys.stderr.isatty() or in_ci():
-        return gather(python, runtime=not static)
+        return gather(python, runtime=not static, deep=deep, config=config)
     from rich.console import Console
 
     console = Console(stderr=True)
-    with console.status("flexdoctor: probing GPU, driver, toolchain" + ("" if static else " and import torch") + "…"):
-        return gather(python, runtime=not static)
+    msg = "flexdoctor: probing GPU, driver, toolchain" + ("" if static else " and import torch") + "…"
+    with console.status(msg) as status:
+        if not deep:
+            return gather(python, runtime=not static, config=config)
+        from .deep import deep as deep_mod
+
+        with deep_mod.listen(lambda stage: status.update(f"flexdoctor: deep tier: {stage}…")):
+            return gather(python, runtime=not static, deep=True, config=config)
 
 
 def _write(text: str, output: Optional[Path]) -> None:
@@ -152,6 +158,25 @@ def _settings(path: Optional[Path]):
         return policy.load(path)
     found = policy.find_config(Path.cwd())
     return policy.load(found) if found else policy.Settings()
+
+
+def _project(path: Path):
+    """Parse a SimpleTuner config up front: a malformed one is a usage error (exit 2)."""
+    from .project import ConfigError, load_config
+
+    try:
+        return load_config(path)
+    except ConfigError as exc:
+        raise _usage_error(f"--config: {exc}")
+
+
+def _attach_project(facts, project):
+    import dataclasses
+
+    from .facts import ProjectFacts, ok
+
+    diffusers = facts.project.diffusers if ok(facts.project) else None
+    return dataclasses.replace(facts, project=ProjectFacts(config=project, diffusers=diffusers))
 
 
 def _load_facts(path: Path):
@@ -210,6 +235,13 @@ def check(
                           help="Judge facts recorded earlier with `flexdoctor facts --format json --raw` "
                                "instead of probing this machine.")] = None,
     static: StaticOpt = False,
+    deep: Annotated[bool, typer.Option("--deep", help="Also run the real kernels here: SDPA per backend with "
+                    "torch's refusal reasons, compiled flex_attention against float64, flash-attn, xformers "
+                    "(checks FD801-FD808; ~10-60 s, at most 300 s).")] = False,
+    config: Annotated[Optional[Path], typer.Option("--config", metavar="PATH",
+                      help="A SimpleTuner training config to judge against this machine: config.json, "
+                           "config.toml or config.env, its directory, a checkout, or config/<profile> "
+                           "(checks FD701-FD708).")] = None,
     verbose: Annotated[bool, typer.Option("--verbose", "-v",
                        help="Show passing details, skipped checks and per-probe timings.")] = False,
     quiet: Annotated[bool, typer.Option("--quiet", "-q", help="Only problems and the summary line.")] = False,
@@ -247,10 +279,16 @@ def check(
     except policy.ConfigError as exc:
         raise _usage_error(str(exc))
     specs = policy.select(specs, settings)
+    if deep and (static or from_facts is not None):
+        raise _usage_error("--deep runs kernels in the torch runtime: drop --static / --from-facts")
+    project = _project(config) if config is not None else None
     if from_facts is not None:
         facts = _load_facts(from_facts)
+        if project is not None:
+            facts = _attach_project(facts, project)
     else:
-        facts = _gather(_resolve_python(python), static, progress=format_ == Format.text and output is None)
+        facts = _gather(_resolve_python(python), static, progress=format_ == Format.text and output is None,
+                        deep=deep, config=str(config) if config is not None else None)
     report = runner.run(specs, facts, plugin_problems=problems, settings=settings)
     text = renderer(format_)(report, verbose=verbose, quiet=quiet,
                              color=_color(no_color) and output is None,
@@ -267,6 +305,9 @@ def facts(
     static: StaticOpt = False,
     raw: Annotated[bool, typer.Option("--raw", help="Keep paths under your home as they are (for "
                                                     "`check --from-facts`).")] = False,
+    deep: Annotated[bool, typer.Option("--deep", help="Also run the real kernels (see `check --deep`).")] = False,
+    config: Annotated[Optional[Path], typer.Option("--config", metavar="PATH",
+                      help="Also read a SimpleTuner training config (see `check --config`).")] = None,
 ) -> None:
     """Print everything flexdoctor gathered about this machine, for bug reports.
 
@@ -279,7 +320,12 @@ def facts(
     if fmt not in ("text", "json"):
         raise _usage_error(f"--format {fmt}: choose text or json")
     target = _resolve_python(python)
-    gathered = _gather(target, static, progress=fmt == "text" and output is None)
+    if deep and static:
+        raise _usage_error("--deep runs kernels in the torch runtime: drop --static")
+    if config is not None:
+        _project(config)
+    gathered = _gather(target, static, progress=fmt == "text" and output is None, deep=deep,
+                       config=str(config) if config is not None else None)
     _write(facts_view.render(gathered, fmt=fmt, redact=not raw), output)
 
 

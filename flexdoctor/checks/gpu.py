@@ -6,6 +6,7 @@ from .. import knowledge as kb
 from ..facts import Facts, ok, require
 from ..model import Finding, Status
 from . import _util as u
+from ..text import t
 from .base import check, fail, passed, skip, warn
 
 
@@ -78,16 +79,16 @@ def compute_capability(facts: Facts) -> Finding:
         else:
             extra = ""
             if major == 9:
-                extra = u.t("compute-capability.fa3_note")
+                extra = t("compute-capability.fa3_note")
             elif major == 10:
-                extra = u.t("compute-capability.fa4_note")
+                extra = t("compute-capability.fa4_note")
             findings.append(passed("compute-capability.pass", gpu=label, note=extra))
     worst = max(findings, key=lambda f: f.status.rank)
     details = [f.message for f in findings]
     if len(findings) == 1:
         return worst
     return Finding(worst.status, worst.message if worst.status != Status.PASS else
-                   u.t("compute-capability.all_pass", count=len(findings)), worst.fix, tuple(details))
+                   t("compute-capability.all_pass", count=len(findings)), worst.fix, tuple(details))
 
 
 def _arch_supported(cc: tuple[int, int], arch_list: list[str]) -> bool:
