@@ -77,11 +77,18 @@ def clean_warning(w):
 
 
 def reasons_from(caught):
-    """torch's own words from captured warnings, without the headers and duplicates."""
+    """torch's own words from captured warnings, without the headers and duplicates.
+
+    "<backend> has been runtime disabled." lines are dropped: this fresh process never disables
+    a backend globally, so they only echo sdpa_kernel([one backend]) switching the others off
+    and would be misread as the reason the backend under test was refused.
+    """
     out = []
     for w in caught:
         text = clean_warning(w)
         if not text or text.endswith("kernel not used because:") or text in out:
+            continue
+        if text.endswith("has been runtime disabled."):
             continue
         out.append(text[:600])
     return out
@@ -101,9 +108,15 @@ def rel_error(torch, out, ref):
     return float(torch.linalg.vector_norm(out64 - ref)) / (den if den > 0 else 1.0)
 
 
-def reference(torch, q, k, v, causal):
-    """Plain attention in float64 from the very inputs the kernel saw (B, H, L, D layout)."""
-    q64, k64, v64 = q.detach().double(), k.detach().double(), v.detach().double()
+def reference(torch, q, k, v, causal, keep_grad=False):
+    """Plain attention in float64 from the very inputs the kernel saw (B, H, L, D layout).
+
+    ``keep_grad``: the inputs are float64 leaves whose gradients the backward check compares, so
+    they must stay in the graph (detaching them made the reference backward itself fail)."""
+    if keep_grad:
+        q64, k64, v64 = q, k, v
+    else:
+        q64, k64, v64 = q.detach().double(), k.detach().double(), v.detach().double()
     if k64.shape[1] != q64.shape[1]:  # GQA
         rep = q64.shape[1] // k64.shape[1]
         k64 = k64.repeat_interleave(rep, dim=1)
@@ -290,7 +303,7 @@ def probe_flex(torch, device, cfg, gen):
                 gq, gk, gv = torch.autograd.grad(out, (q, k, v), grad)
                 sync(torch, device)
                 q64, k64, v64 = (x.detach().double().requires_grad_(True) for x in (q, k, v))
-                r = reference(torch, q64, k64, v64, True)
+                r = reference(torch, q64, k64, v64, True, keep_grad=True)
                 rq, rk, rv = torch.autograd.grad(r, (q64, k64, v64), grad.double())
                 errs = [rel_error(torch, a, b) for a, b in ((gq, rq), (gk, rk), (gv, rv))]
                 run["backward"] = {
