@@ -33,7 +33,7 @@ EXPECTED = {
                      "FD806": "skip", "FD807": "skip", "FD808": "skip"},
     "t4": {"FD801": "pass", "FD802": "warn", "FD803": "pass", "FD804": "pass", "FD805": "pass", "FD806": "pass",
            "FD807": "warn", "FD808": "pass"},
-    "h100_handwritten": {"FD801": "pass", "FD802": "pass", "FD803": "pass", "FD804": "pass", "FD805": "pass",
+    "h100": {"FD801": "pass", "FD802": "pass", "FD803": "pass", "FD804": "pass", "FD805": "pass",
                          "FD806": "pass", "FD807": "skip", "FD808": "skip"},
     "broken_extensions": {"FD801": "pass", "FD802": "pass", "FD803": "fail", "FD804": "warn", "FD805": "pass",
                           "FD806": "fail", "FD807": "fail", "FD808": "fail"},
