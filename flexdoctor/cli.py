@@ -16,6 +16,12 @@ import typer
 from typing_extensions import Annotated
 
 from . import __version__
+from .cliutil import EXIT_USAGE, in_ci
+from .cliutil import resolve_python as _resolve_python
+from .cliutil import split as _split
+from .cliutil import usage_error as _usage_error
+from .cliutil import which_python as _which_python
+from .cliutil import write as _write
 
 app = typer.Typer(
     name="flexdoctor",
@@ -33,7 +39,6 @@ app = typer.Typer(
     context_settings={"help_option_names": ["-h", "--help"]},
 )
 
-EXIT_USAGE = 2
 
 
 def _version(value: bool) -> None:
@@ -49,27 +54,6 @@ def main_callback(
     ] = False,
 ) -> None:
     """Doctor and CI preflight for GPU attention kernels."""
-
-
-def _usage_error(message: str) -> "typer.Exit":
-    typer.echo(f"flexdoctor: error: {message}", err=True)
-    return typer.Exit(EXIT_USAGE)
-
-
-def _which_python(python: Optional[str]) -> Optional[str]:
-    if not python:
-        return sys.executable
-    found = shutil.which(python) if os.sep not in python else os.path.expanduser(python)
-    if not found or not os.path.isfile(found) or not os.access(found, os.X_OK):
-        return None
-    return os.path.abspath(found)
-
-
-def _resolve_python(python: Optional[str]) -> str:
-    found = _which_python(python)
-    if found is None:
-        raise _usage_error(f"--python {python}: no such executable interpreter")
-    return found
 
 
 def _prefetch(argv: list[str]) -> None:
@@ -96,22 +80,6 @@ def _prefetch(argv: list[str]) -> None:
         torch_runtime.prefetch(target)
 
 
-def _split(values: Optional[List[str]]) -> list[str]:
-    out: list[str] = []
-    for v in values or ():
-        out += [x.strip() for x in v.split(",") if x.strip()]
-    return out
-
-
-CI_VARS = ("CI", "GITHUB_ACTIONS", "GITLAB_CI", "BUILDKITE", "JENKINS_URL", "TF_BUILD", "CIRCLECI",
-           "TEAMCITY_VERSION", "BITBUCKET_BUILD_NUMBER", "DRONE")
-
-
-def in_ci() -> bool:
-    """Any common CI system: no colour, no spinners, no prompts."""
-    return any(os.environ.get(v) for v in CI_VARS)
-
-
 def _color(no_color: bool) -> bool:
     if no_color or os.environ.get("NO_COLOR") or in_ci():
         return False
@@ -134,19 +102,6 @@ def _gather(python: str, static: bool, progress: bool, deep: bool = False, confi
 
         with deep_mod.listen(lambda stage: status.update(f"flexdoctor: deep tier: {stage}…")):
             return gather(python, runtime=not static, deep=True, config=config)
-
-
-def _write(text: str, output: Optional[Path]) -> None:
-    if output is None:
-        sys.stdout.write(text)
-        sys.stdout.flush()
-        return
-    try:
-        tmp = output.with_name(f".{output.name}.tmp")
-        tmp.write_text(text, encoding="utf-8")
-        os.replace(tmp, output)
-    except OSError as exc:
-        raise _usage_error(f"--output {output}: {exc.strerror or exc}")
 
 
 def _settings(path: Optional[Path]):

@@ -19,23 +19,21 @@ from typing import List, Optional
 import typer
 from typing_extensions import Annotated
 
-EXIT_USAGE = 2
+from ..cliutil import in_ci, resolve_python
+from ..cliutil import split as _split
+from ..cliutil import usage_error as _usage_error
 
-
-def _usage_error(message: str) -> "typer.Exit":
-    typer.echo(f"flexdoctor: error: {message}", err=True)
-    return typer.Exit(EXIT_USAGE)
 
 
 def _interactive() -> bool:
-    return sys.stderr.isatty() and not os.environ.get("CI") and os.environ.get("TERM") != "dumb"
+    return sys.stderr.isatty() and not in_ci() and os.environ.get("TERM") != "dumb"
 
 
 def _console(stderr: bool = False, no_color: bool = False):
     from rich.console import Console
 
     stream = sys.stderr if stderr else sys.stdout
-    color = not no_color and not os.environ.get("NO_COLOR") and not os.environ.get("CI") and stream.isatty()
+    color = not no_color and not os.environ.get("NO_COLOR") and not in_ci() and stream.isatty()
     return Console(file=stream, no_color=not color, highlight=False, soft_wrap=False,
                    width=max(shutil.get_terminal_size((120, 24)).columns, 100))
 
@@ -52,13 +50,6 @@ def _size(n: Optional[int]) -> str:
 
 def _secs(v: Optional[float]) -> str:
     return "—" if v is None else f"{v:.2f}"
-
-
-def _split(values: Optional[List[str]]) -> list:
-    out: list = []
-    for v in values or ():
-        out += [x.strip() for x in str(v).split(",") if x.strip()]
-    return out
 
 
 def _ints(values: Optional[List[str]], flag: str) -> list:
@@ -248,9 +239,7 @@ def warm_cache(
                 typer.echo(f"{'':12s}   {warm.make(**raw).name}")
         raise typer.Exit(0)
 
-    from ..cli import _resolve_python
-
-    target = _resolve_python(python)
+    target = resolve_python(python)
     if jobs is not None and jobs < 1:
         raise _usage_error("--jobs must be at least 1")
     if timeout <= 0:

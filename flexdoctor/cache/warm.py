@@ -14,7 +14,6 @@ import itertools
 import json
 import os
 import subprocess
-import sys
 import tempfile
 import threading
 import time
@@ -24,7 +23,6 @@ from dataclasses import asdict, dataclass, field, fields
 from pathlib import Path
 from typing import Any, Callable, Optional
 
-from . import locations
 from . import manifest as mf
 
 WORKER = Path(__file__).with_name("_warm_worker.py")

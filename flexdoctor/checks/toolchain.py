@@ -9,7 +9,7 @@ from ..facts import Facts, Skip, ok, require
 from ..model import Finding
 from ..text import t
 from . import _util as u
-from .base import check, fail, passed, skip, warn
+from .base import check, passed, skip, warn
 
 
 def _cuda_torch(facts: Facts) -> str:

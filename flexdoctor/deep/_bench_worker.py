@@ -12,7 +12,6 @@
 # finished item (so a crash keeps the finished ones; the parent restarts after the item that
 # died), then "@@flexdoctor-result JSON" with the environment.
 import json
-import math
 import os
 import statistics
 import sys

@@ -16,19 +16,11 @@ from typing import List, Optional
 import typer
 from typing_extensions import Annotated
 
-EXIT_USAGE = 2
+from ..cliutil import EXIT_USAGE, in_ci, resolve_python
+from ..cliutil import split as _split
+from ..cliutil import usage_error as _usage_error
+from ..cliutil import write as _write
 
-
-def _usage_error(message: str) -> "typer.Exit":
-    typer.echo(f"flexdoctor: error: {message}", err=True)
-    return typer.Exit(EXIT_USAGE)
-
-
-def _split(values: Optional[List[str]]) -> list:
-    out: list = []
-    for v in values or ():
-        out += [x.strip() for x in str(v).split(",") if x.strip()]
-    return out
 
 
 def _ints(values: Optional[List[str]], flag: str, default: list) -> list:
@@ -55,34 +47,6 @@ def _choices(values: Optional[List[str]], flag: str, allowed: tuple, default: li
     if bad:
         raise _usage_error(f"{flag} {bad[0]}: choose from {', '.join(allowed)}")
     return list(dict.fromkeys(words))
-
-
-def _ci() -> bool:
-    from ..cli import in_ci
-
-    return in_ci()
-
-
-def _which_python(python: Optional[str]) -> str:
-    if not python:
-        return sys.executable
-    found = shutil.which(python) if os.sep not in python else os.path.expanduser(python)
-    if not found or not os.path.isfile(found) or not os.access(found, os.X_OK):
-        raise _usage_error(f"--python {python}: no such executable interpreter")
-    return os.path.abspath(found)
-
-
-def _write(text: str, output: Optional[Path]) -> None:
-    if output is None:
-        sys.stdout.write(text)
-        sys.stdout.flush()
-        return
-    try:
-        tmp = output.with_name(f".{output.name}.tmp")
-        tmp.write_text(text, encoding="utf-8")
-        os.replace(tmp, output)
-    except OSError as exc:
-        raise _usage_error(f"--output {output}: {exc.strerror or exc}")
 
 
 def bench(
@@ -151,11 +115,11 @@ def bench(
     kv = kv_heads or heads
     if heads % kv:
         raise _usage_error(f"--kv-heads {kv}: must divide --heads {heads}")
-    target = _which_python(python)
+    target = resolve_python(python)
     if not dtypes:
         dtypes = ["float32"] if device == "cpu" else ["bfloat16"]
     cases = b.grid(batch, heads, kv, seq_lens, head_dims, dtypes, masks)
-    interactive = sys.stderr.isatty() and not _ci() and os.environ.get("TERM") != "dumb"
+    interactive = sys.stderr.isatty() and not in_ci() and os.environ.get("TERM") != "dumb"
     try:
         report = _run_with_progress(b, target, cases, impls, modes, device, reps, warmup, timeout, interactive)
     except b.BenchError as exc:
@@ -166,7 +130,7 @@ def bench(
     elif fmt == "markdown":
         text = b.render_markdown(report)
     else:
-        color = (not no_color and not os.environ.get("NO_COLOR") and not _ci() and output is None
+        color = (not no_color and not os.environ.get("NO_COLOR") and not in_ci() and output is None
                  and sys.stdout.isatty())
         text = b.render_text(report, color=color, width=shutil.get_terminal_size((120, 24)).columns)
     _write(text, output)

@@ -11,7 +11,6 @@ import contextlib
 import dataclasses
 import json
 import threading
-import time
 from pathlib import Path
 from typing import Callable, Optional
 

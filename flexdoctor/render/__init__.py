@@ -6,7 +6,7 @@ import enum
 import importlib
 from typing import Callable
 
-from ..model import Report
+
 
 
 class Format(str, enum.Enum):

@@ -1,0 +1,67 @@
+"""Small pieces every command shares: usage errors (exit 2), interpreter lookup, list options,
+atomic output files, CI detection. Imports nothing heavy."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import sys
+from pathlib import Path
+from typing import List, Optional
+
+import typer
+
+EXIT_USAGE = 2
+
+CI_VARS = ("CI", "GITHUB_ACTIONS", "GITLAB_CI", "BUILDKITE", "JENKINS_URL", "TF_BUILD", "CIRCLECI",
+           "TEAMCITY_VERSION", "BITBUCKET_BUILD_NUMBER", "DRONE")
+
+
+def in_ci() -> bool:
+    """Any common CI system: no colour, no spinners, no prompts."""
+    return any(os.environ.get(v) for v in CI_VARS)
+
+
+def usage_error(message: str) -> "typer.Exit":
+    """Print one clear line and return the exit-2 exception for the caller to raise."""
+    typer.echo(f"flexdoctor: error: {message}", err=True)
+    return typer.Exit(EXIT_USAGE)
+
+
+def which_python(python: Optional[str]) -> Optional[str]:
+    """The absolute path of the interpreter named by --python (default: this one), or None."""
+    if not python:
+        return sys.executable
+    found = shutil.which(python) if os.sep not in python else os.path.expanduser(python)
+    if not found or not os.path.isfile(found) or not os.access(found, os.X_OK):
+        return None
+    return os.path.abspath(found)
+
+
+def resolve_python(python: Optional[str]) -> str:
+    found = which_python(python)
+    if found is None:
+        raise usage_error(f"--python {python}: no such executable interpreter")
+    return found
+
+
+def split(values: Optional[List[str]]) -> list:
+    """Repeatable, comma-separated option values as one flat list."""
+    out: list = []
+    for v in values or ():
+        out += [x.strip() for x in str(v).split(",") if x.strip()]
+    return out
+
+
+def write(text: str, output: Optional[Path]) -> None:
+    """To stdout, or atomically to --output (never a half-written report)."""
+    if output is None:
+        sys.stdout.write(text)
+        sys.stdout.flush()
+        return
+    try:
+        tmp = output.with_name(f".{output.name}.tmp")
+        tmp.write_text(text, encoding="utf-8")
+        os.replace(tmp, output)
+    except OSError as exc:
+        raise usage_error(f"--output {output}: {exc.strerror or exc}")
