@@ -7,7 +7,6 @@ Nothing here imports diffusers, torch or SimpleTuner into flexdoctor. A broken `
 
 from __future__ import annotations
 
-import json
 import os
 from pathlib import Path
 from typing import Optional
@@ -16,8 +15,7 @@ from ..facts import ProbeError, ProjectFacts, from_jsonable
 from ..project import ConfigError, DiffusersFacts, ProjectConfig, load_config
 from ..project import tables
 from . import _subprocess
-from ._diffusers_probe import RESULT, STAGE
-from .interp import failure
+from .interp import read_result
 
 SCRIPT = Path(__file__).with_name("_diffusers_probe.py")
 ENV_KEYS = ("DIFFUSERS_ATTN_BACKEND", "DIFFUSERS_ATTN_CHECKS")
@@ -63,19 +61,7 @@ def run_script(python: str, backend: Optional[str], env_vars: dict, timeout: flo
     # Belt and braces: the script enables nothing, but nothing it imports may reach the Hub.
     env.update({"HF_HUB_OFFLINE": "1", "HF_HUB_DISABLE_TELEMETRY": "1", "DIFFUSERS_VERBOSITY": "error"})
     done = _subprocess.run([python, str(SCRIPT), backend or ""], timeout=timeout, env=env)
-    stage, result = None, None
-    for line in done.stdout.splitlines():
-        if line.startswith(STAGE):
-            stage = line[len(STAGE):].strip()
-        elif line.startswith(RESULT):
-            result = line[len(RESULT):]
-    if result is None:
-        err = failure(done, "the diffusers probe", stage=stage)
-        return err or ProbeError("the diffusers probe printed no result", kind="garbage", stage=stage,
-                                 detail=_subprocess.tail(done.stdout + done.stderr) or None)
-    try:
-        data = json.loads(result)
-    except ValueError:
-        return ProbeError("the diffusers probe printed garbage", kind="garbage", stage=stage,
-                          detail=_subprocess.tail(result))
+    data = read_result(done, "the diffusers probe")
+    if isinstance(data, ProbeError):
+        return data
     return from_jsonable(DiffusersFacts, data)

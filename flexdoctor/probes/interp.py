@@ -64,3 +64,26 @@ def failure(done: _subprocess.Completed, what: str, stage: str | None = None) ->
         return ProbeError(f"{what} exited with status {done.returncode}", kind="error", stage=stage,
                           detail=_subprocess.tail(done.stderr) or None)
     return None
+
+
+STAGE = "@@flexdoctor-stage "
+RESULT = "@@flexdoctor-result "
+
+
+def read_result(done: _subprocess.Completed, what: str):
+    """The JSON result of a probe script speaking the stage/result line protocol
+    (see _torch_probe.py), or a ProbeError naming the last stage it reached."""
+    stage = result = None
+    for line in done.stdout.splitlines():
+        if line.startswith(STAGE):
+            stage = line[len(STAGE):].strip()
+        elif line.startswith(RESULT):
+            result = line[len(RESULT):]
+    if result is None:
+        return failure(done, what, stage=stage) or ProbeError(
+            f"{what} printed no result", kind="garbage", stage=stage,
+            detail=_subprocess.tail(done.stdout + done.stderr) or None)
+    try:
+        return json.loads(result)
+    except ValueError:
+        return ProbeError(f"{what} printed garbage", kind="garbage", stage=stage, detail=_subprocess.tail(result))
