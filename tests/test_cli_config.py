@@ -1,0 +1,52 @@
+"""`check --config PATH` from the command line: SimpleTuner configs judged, bad ones exit 2."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+CONFIGS = ROOT / "tests" / "data" / "simpletuner"
+
+
+def check(*args: str) -> subprocess.CompletedProcess:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("DIFFUSERS_ATTN")}
+    env["PYTHONPATH"] = str(ROOT)
+    return subprocess.run([sys.executable, "-m", "flexdoctor", "check", *args], capture_output=True,
+                          text=True, env=env, timeout=300)
+
+
+@pytest.mark.parametrize("bad", sorted(p.name for p in (CONFIGS / "malformed").iterdir()))
+def test_malformed_config_exits_2_with_one_line(bad):
+    done = check("--static", "--config", str(CONFIGS / "malformed" / bad))
+    assert done.returncode == 2, done.stdout
+    assert done.stderr.startswith("flexdoctor: error: --config:") and bad in done.stderr
+    assert "Traceback" not in done.stderr and done.stdout == ""
+
+
+def test_missing_config_exits_2():
+    done = check("--static", "--config", str(CONFIGS / "does-not-exist"))
+    assert done.returncode == 2 and "--config" in done.stderr
+
+
+def test_sdxl_flex_config_says_it_has_no_effect(tmp_path):
+    cfg = next((CONFIGS / "sdxl").glob("*/config.*"))
+    done = check("--static", "--format", "json", "--only", "FD7", "--config", str(cfg))
+    results = {r["id"]: r for r in json.loads(done.stdout)["results"]}
+    assert results["FD702"]["status"] == "warn", results["FD702"]
+    assert "SDPA" in results["FD702"]["message"]
+
+
+def test_config_with_recorded_facts_of_another_machine(tmp_path):
+    """--config works with --from-facts: judge a config against a recorded H100."""
+    cfg = next((CONFIGS / "wan").glob("*/config.*"))
+    facts = ROOT / "tests" / "fixtures" / "facts" / "h100.json"
+    done = check("--from-facts", str(facts), "--format", "json", "--only", "FD7", "--config", str(cfg))
+    results = {r["id"]: r for r in json.loads(done.stdout)["results"]}
+    assert results["FD705"]["status"] == "pass", results["FD705"]  # the H100 has the CUDA device flex needs
+    assert results["FD701"]["status"] == "pass"
