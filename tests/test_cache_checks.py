@@ -109,3 +109,14 @@ def test_cache_facts_round_trip_through_json():
     f = facts(manifest=m)
     back = Facts.from_dict(json.loads(json.dumps(f.to_dict())))
     assert back.cache == f.cache
+
+
+def test_same_torch_with_and_without_local_version_tag_is_fresh():
+    """Seen on the H100: the worker records torch.__version__ '2.11.0+cu130', the wheel's
+    metadata says '2.11.0'. Same release, same git hash: fresh, not stale."""
+    from flexdoctor.cache import manifest as mf
+
+    old = {"torch": "2.11.0+cu130", "torch_git": "70d99e99", "triton": "3.6.0", "cuda": "13.0"}
+    assert mf.compare(old, dict(old, torch="2.11.0")) == []
+    assert mf.compare(old, dict(old, torch="2.12.0"))[0][0] == "torch"
+    assert mf.compare(old, dict(old, torch_git="deadbeef"))[0][0] == "torch build"

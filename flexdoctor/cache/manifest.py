@@ -44,10 +44,18 @@ def compare(old: dict, new: dict) -> list[tuple[str, object, object]]:
         a, b = old.get(key), new.get(key)
         if b is None or a == b:
             continue
+        if key == "torch" and _public(a) == _public(b):
+            # "2.11.0+cu130" (torch.__version__) and "2.11.0" (a wheel's metadata without the
+            # local tag) are the same release; which build it is, torch_git says.
+            continue
         if key == "gpu_name" and old.get("device") == "cpu":
             continue
         out.append((LABELS[key], a, b))
     return out
+
+
+def _public(version: object) -> object:
+    return version.split("+", 1)[0] if isinstance(version, str) else version
 
 
 def now() -> str:

@@ -41,10 +41,11 @@ def _persistent_dir(facts: Facts) -> str:
 def current_fingerprint(facts: Facts) -> dict:
     """What this machine's cache keys depend on, as far as the facts tell (None: unknown)."""
     fp: dict = {}
-    if ok(facts.torch):
-        fp.update(torch=facts.torch.version, torch_git=facts.torch.git_version, cuda=facts.torch.cuda,
-                  hip=facts.torch.hip)
     rt = facts.torch_runtime
+    if ok(facts.torch):
+        # torch.__version__ as the warm-up worker recorded it, when the runtime tier ran.
+        fp.update(torch=rt.version if ok(rt) else facts.torch.version, torch_git=facts.torch.git_version,
+                  cuda=facts.torch.cuda, hip=facts.torch.hip)
     triton = rt.triton_version if ok(rt) else None
     if triton is None and ok(facts.python):
         pk = facts.python.packages or {}
