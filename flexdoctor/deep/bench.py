@@ -12,7 +12,6 @@ from __future__ import annotations
 import dataclasses
 import datetime as _dt
 import json
-import threading
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -199,44 +198,8 @@ def _fill(m: Measurement, data: dict) -> None:
 
 def _stream(argv: list, idle_timeout: float, on_line: Callable[[str], None]):
     """Run ``argv``; call ``on_line`` per stdout line; kill it when one item runs past ``idle_timeout``."""
-    proc = _subprocess.start(argv)
-    if isinstance(proc, _subprocess.Completed):
-        return None, False, "", proc.start_error
-    last = [time.monotonic()]
-    err: list = []
-
-    def read_out() -> None:
-        for raw in iter(proc.stdout.readline, b""):
-            last[0] = time.monotonic()
-            try:
-                on_line(raw.decode("utf-8", errors="replace").rstrip("\n"))
-            except Exception:
-                pass
-
-    def read_err() -> None:
-        err.append(proc.stderr.read() or b"")
-
-    threads = [threading.Thread(target=read_out, daemon=True), threading.Thread(target=read_err, daemon=True)]
-    for th in threads:
-        th.start()
-    timed_out = False
-    while True:
-        try:
-            proc.wait(timeout=0.5)
-            break
-        except Exception:
-            if time.monotonic() - last[0] > idle_timeout:
-                timed_out = True
-                _subprocess.kill(proc)
-                try:
-                    proc.wait(timeout=5)
-                except Exception:
-                    pass
-                break
-    for th in threads:
-        th.join(5)
-    stderr = b"".join(err).decode("utf-8", errors="replace")
-    return (None if timed_out else proc.returncode), timed_out, stderr, None
+    done = _subprocess.stream(argv, on_line, idle_timeout=idle_timeout)
+    return done.returncode, done.timed_out, done.stderr, done.start_error
 
 
 # --------------------------------------------------------------------------- rendering

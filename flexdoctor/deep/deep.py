@@ -10,7 +10,6 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import json
-import threading
 from pathlib import Path
 from typing import Callable, Optional
 
@@ -71,42 +70,12 @@ def probe(
 
 def _run_streaming(argv: list, timeout: float, on_stage: Optional[Callable[[str], None]]):
     """Run ``argv``, feeding stage lines to ``on_stage`` live; kill the group after ``timeout``."""
-    proc = _subprocess.start(argv)
-    if isinstance(proc, _subprocess.Completed):
-        return "", "", None, False, proc.start_error
-    lines: list[str] = []
-    err_chunks: list[bytes] = []
+    def on_line(line: str) -> None:
+        if on_stage is not None and line.startswith(STAGE):
+            on_stage(line[len(STAGE):].strip())
 
-    def read_out() -> None:
-        for raw in iter(proc.stdout.readline, b""):
-            line = raw.decode("utf-8", errors="replace")
-            lines.append(line)
-            if on_stage is not None and line.startswith(STAGE):
-                try:
-                    on_stage(line[len(STAGE):].strip())
-                except Exception:  # a display problem must not lose the probe
-                    pass
-
-    def read_err() -> None:
-        err_chunks.append(proc.stderr.read() or b"")
-
-    readers = [threading.Thread(target=read_out, daemon=True), threading.Thread(target=read_err, daemon=True)]
-    for r in readers:
-        r.start()
-    timed_out = False
-    try:
-        proc.wait(timeout=timeout)
-    except Exception:  # subprocess.TimeoutExpired
-        timed_out = True
-        _subprocess.kill(proc)
-        try:
-            proc.wait(timeout=5)
-        except Exception:
-            pass
-    for r in readers:
-        r.join(5)
-    stderr = b"".join(err_chunks).decode("utf-8", errors="replace")
-    return "".join(lines), stderr, None if timed_out else proc.returncode, timed_out, None
+    done = _subprocess.stream(argv, on_line, timeout=timeout)
+    return done.stdout, done.stderr, done.returncode, done.timed_out, done.start_error
 
 
 def parse(stdout: str, stderr: str, returncode: Optional[int], timed_out: bool = False,

@@ -5,8 +5,10 @@ from __future__ import annotations
 import os
 import signal
 import subprocess
+import threading
+import time
 from dataclasses import dataclass
-from typing import Optional, Sequence
+from typing import Callable, Optional, Sequence
 
 
 @dataclass(frozen=True)
@@ -77,3 +79,55 @@ def _decode(data: bytes | None) -> str:
 
 def tail(text: str, lines: int = 20) -> str:
     return "\n".join(text.strip().splitlines()[-lines:])
+
+
+def stream(argv: Sequence[str], on_line: Callable[[str], None], timeout: Optional[float] = None,
+           idle_timeout: Optional[float] = None) -> Completed:
+    """Run ``argv`` feeding each stdout line (without its newline) to ``on_line`` as it arrives.
+
+    The process group is killed after ``timeout`` seconds in all, or after ``idle_timeout``
+    seconds without a new line (a hung item in a long run). ``on_line`` raising never loses output.
+    """
+    proc = start(argv)
+    if isinstance(proc, Completed):
+        return proc
+    out: list = []
+    err: list = []
+    last = [time.monotonic()]
+
+    def read_out() -> None:
+        for raw in iter(proc.stdout.readline, b""):
+            last[0] = time.monotonic()
+            line = raw.decode("utf-8", errors="replace")
+            out.append(line)
+            try:
+                on_line(line.rstrip("\n"))
+            except Exception:  # a display problem must not lose the output
+                pass
+
+    def read_err() -> None:
+        err.append(proc.stderr.read() or b"")
+
+    readers = [threading.Thread(target=read_out, daemon=True), threading.Thread(target=read_err, daemon=True)]
+    for r in readers:
+        r.start()
+    started, timed_out = time.monotonic(), False
+    while True:
+        try:
+            proc.wait(timeout=0.5)
+            break
+        except subprocess.TimeoutExpired:
+            now = time.monotonic()
+            if (timeout is not None and now - started > timeout) or (
+                    idle_timeout is not None and now - last[0] > idle_timeout):
+                timed_out = True
+                kill(proc)
+                try:
+                    proc.wait(timeout=5)
+                except subprocess.TimeoutExpired:
+                    pass
+                break
+    for r in readers:
+        r.join(5)
+    return Completed(None if timed_out else proc.returncode, "".join(out),
+                     b"".join(err).decode("utf-8", errors="replace"), timed_out=timed_out)
