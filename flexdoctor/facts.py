@@ -140,6 +140,7 @@ class TorchDevice:
     name: str
     capability: str  # "9.0"
     total_memory: Optional[int] = None
+    uuid: Optional[str] = None  # matches NVML's "GPU-<uuid>": which physical GPUs torch can use
 
 
 @dataclass(frozen=True)

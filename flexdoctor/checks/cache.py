@@ -8,8 +8,9 @@ from typing import Optional
 
 from .. import knowledge as kb
 from ..cache import manifest as mf
-from ..facts import Facts, ProbeError, ok, require
+from ..facts import Facts, ProbeError, Skip, ok, require
 from ..model import Finding
+from . import _util as u
 from .base import check, fail, passed, skip, warn
 
 GIB = 1 << 30
@@ -51,8 +52,10 @@ def current_fingerprint(facts: Facts) -> dict:
         pk = facts.python.packages or {}
         triton = pk.get("triton") or pk.get("pytorch-triton") or pk.get("pytorch-triton-rocm")
     fp["triton"] = triton
-    if ok(facts.gpu) and facts.gpu.nvml == "ok" and facts.gpu.devices:
-        fp["gpu_name"] = facts.gpu.devices[0].name
+    try:
+        fp["gpu_name"] = u.nvidia_gpus(facts)[0].name  # the GPU torch will compile for
+    except Skip:
+        pass
     return fp
 
 

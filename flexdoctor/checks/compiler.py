@@ -53,7 +53,7 @@ def triton_installed(facts: Facts) -> Finding:
     else:
         req = _requirement(facts)
         req = str(req).split(";")[0].strip() if req is not None else "triton"
-    fix = kb.fix("triton-missing", python=u.python_cmd(facts), requirement=req)
+    fix = kb.fix("triton-missing", python=u.python_cmd(facts), requirement=req, index_args=_index_args(req, facts))
     if found is None:
         return fail("triton-installed.missing", fix, requirement=req)
     rt = facts.torch_runtime
@@ -83,13 +83,21 @@ def triton_version(facts: Facts) -> Finding:
     if req is None:
         return skip("triton-version.no_pin")
     spec = str(req).split(";")[0].strip()
-    fix = kb.fix("triton-version-mismatch", python=u.python_cmd(facts), requirement=spec)
+    fix = kb.fix("triton-version-mismatch", python=u.python_cmd(facts), requirement=spec,
+                 index_args=_index_args(spec, facts))
     installed = require(facts.python, "Python facts").packages.get(req.name)
     if installed is None:  # e.g. torch wants pytorch-triton-rocm, only triton is installed
         return fail("triton-version.other_dist", fix, dist=found[0], version=found[1], requirement=spec)
     if req.specifier.contains(installed, prereleases=True):
-        return passed("triton-version.pass", version=installed, requirement=spec)
+        return passed("triton-version.pass", dist=req.name, version=installed, requirement=spec)
     return fail("triton-version.mismatch", fix, version=installed, requirement=spec)
+
+
+def _index_args(requirement: str, facts: Facts) -> str:
+    """Nightly torch pins pytorch-triton (e.g. 3.7.0+git...), which only the nightly index has."""
+    if requirement.startswith("pytorch-triton") or "+git" in requirement:
+        return f" --index-url https://download.pytorch.org/whl/nightly/{u.wheel_tag(facts)}"
+    return ""
 
 
 def _requirement(facts: Facts) -> Requirement | None:
@@ -138,7 +146,8 @@ def triton_gpu_arch(facts: Facts) -> Finding:
     blackwell = [d for d in gpus if d.cc >= (10, 0)]
     if blackwell and tv is not None and tv < Version("3.3"):
         return fail("triton-gpu-arch.too_old", kb.fix("triton-too-old-for-blackwell", python=u.python_cmd(facts)),
-                    version=found[1], gpu=u.gpu_label(blackwell[0]))
+                    version=found[1], gpu=u.gpu_label(blackwell[0]),
+                    arch="sm_" + blackwell[0].compute_capability.replace(".", ""))
     return passed("triton-gpu-arch.pass", version=found[1])
 
 
@@ -203,8 +212,22 @@ def python_headers(facts: Facts) -> Finding:
     if py.python_h:
         return passed("python-headers.pass", include=py.include_dir)
     minor = ".".join(py.version.split(".")[:2])
-    return fail("python-headers.missing", kb.fix("python-headers-missing", python_version=minor, python_minor=minor),
-                include=py.include_dir or "?")
+    include = py.include_dir or ""
+    if include.startswith("/usr/include/"):  # a distribution Python: its -dev package has the headers
+        fix = kb.fix("python-headers-missing", python_version=minor, python_minor=minor)
+    else:
+        fix = kb.fix("python-headers-missing-managed", how=_reinstall_hint(include, minor))
+    return fail("python-headers.missing", fix, include=include or "?")
+
+
+def _reinstall_hint(include: str, minor: str) -> str:
+    if "/.pyenv/" in include:
+        return f"pyenv install --force {minor}"
+    if "/uv/python/" in include:
+        return f"uv python install --reinstall {minor}"
+    if "conda" in include or "mamba" in include or "miniforge" in include:
+        return f"conda install python={minor}"
+    return f"reinstall Python {minor} with the tool that installed it"
 
 
 @check("FD307", "libcuda", area="compiler")

@@ -38,6 +38,10 @@ def gpu_present(facts: Facts) -> Finding:
     if gpu.nvml == "no-library":
         if other_platform:
             return skip("gpu-present.other_platform")
+        seen = u.all_gpus(facts)  # Jetson/Tegra: no NVML, torch runs on the integrated GPU
+        if seen:
+            return passed("gpu-present.torch_only", count=len(seen), names=", ".join(sorted({d.name for d in seen})),
+                          details=[u.gpu_label(d) for d in seen])
         if gpu.device_nodes:
             return fail("gpu-present.nodes_without_library", kb.fix("container-without-gpu"),
                         error=gpu.nvml_error)
@@ -102,7 +106,10 @@ def _arch_supported(cc: tuple[int, int], arch_list: list[str]) -> bool:
             continue
         a_major, a_minor = int(digits[:-1]), int(digits[-1])
         if kind == "sm":
-            if suffix:  # sm_90a / sm_100a: arch-specific, exact match only
+            if suffix == "f":  # sm_100f: the family, same major with an equal or higher minor
+                if a_major == major and a_minor <= minor:
+                    return True
+            elif suffix:  # sm_90a / sm_100a: arch-specific, exact match only
                 if (a_major, a_minor) == cc:
                     return True
             elif a_major == major and a_minor <= minor:
@@ -163,12 +170,12 @@ def driver_cuda_version(facts: Facts) -> Finding:
     if drv is None or whl is None:
         return skip("driver-cuda-version.unparsed", driver=gpu.cuda_driver_version, wheel=wheel)
     fix = kb.fix("nvidia-driver-too-old", python=u.python_cmd(facts), torch_cuda=wheel,
-                 cuda_tag=u.wheel_tag(facts))
+                 cuda_tag=u.wheel_tag(facts), torch_spec=u.torch_spec(facts))
     kw = dict(driver=gpu.driver_version, driver_cuda=gpu.cuda_driver_version, wheel=wheel)
     if drv[0] < whl[0]:
         return fail("driver-cuda-version.too_old", fix, **kw)
     if drv < whl:
-        return warn("driver-cuda-version.minor", fix, **kw)
+        return warn("driver-cuda-version.minor", kb.fix("driver-minor-older", torch_cuda=wheel), **kw)
     return passed("driver-cuda-version.pass", **kw)
 
 

@@ -59,14 +59,16 @@ def torch_importable(facts: Facts) -> Finding:
     if facts.torch is None:
         return skip("common.torch_not_installed")
     rt = facts.torch_runtime
-    fix = kb.fix("torch-import-broken", python=u.python_cmd(facts), cuda_tag=u.wheel_tag(facts))
+    fix = kb.fix("torch-import-broken", python=u.python_cmd(facts), cuda_tag=u.wheel_tag(facts),
+                 torch_spec=u.torch_spec(facts))
     if rt is None or (not ok(rt) and rt.kind == "skipped"):
         return skip("torch-importable.not_run")
     if not ok(rt):
         first = (rt.message or "").strip().splitlines()
         matched = kb.match_text(rt.message + "\n" + (rt.detail or ""))
         if matched:
-            fix = matched[0].render(python=u.python_cmd(facts), cuda_tag=u.wheel_tag(facts))
+            fix = matched[0].render(python=u.python_cmd(facts), cuda_tag=u.wheel_tag(facts),
+                                    torch_spec=u.torch_spec(facts))
         lines = [ln for ln in (rt.detail or "").strip().splitlines() if not ln.startswith("Traceback (")]
         details = tuple(lines[-6:])
         key = {"crash": "torch-importable.crash", "timeout": "torch-importable.timeout",
@@ -124,7 +126,8 @@ def torch_cuda_build(facts: Facts) -> Finding:
     if build == "cuda":
         return passed("torch-cuda-build.pass", cuda=facts.torch.cuda)
     return fail("torch-cuda-build.cpu" if build == "cpu" else "torch-cuda-build.rocm",
-                kb.fix("cpu-wheel-on-gpu", python=u.python_cmd(facts), cuda_tag=u.wheel_tag(facts)),
+                kb.fix("cpu-wheel-on-gpu", python=u.python_cmd(facts), cuda_tag=u.wheel_tag(facts),
+                       torch_spec=u.torch_spec(facts)),
                 version=facts.torch.version, driver_cuda=facts.gpu.cuda_driver_version)
 
 
@@ -152,7 +155,7 @@ def cuda_available(facts: Facts) -> Finding:
     visible = facts.host.env.get("CUDA_VISIBLE_DEVICES") if ok(facts.host) else None
     if matched:
         fix = matched[0].render(python=u.python_cmd(facts), torch_cuda=facts.torch.cuda,
-                                cuda_tag=u.wheel_tag(facts))
+                                cuda_tag=u.wheel_tag(facts), torch_spec=u.torch_spec(facts))
     else:
         fix = kb.fix("cuda-not-available", python=u.python_cmd(facts))
     if visible is not None and visible.strip() in ("", "-1", "none", "NoDevFiles"):
@@ -187,7 +190,7 @@ def python_dynamo(facts: Facts) -> Finding:
     if pv > limit:
         return fail("python-dynamo.unsupported",
                     kb.fix("python-without-dynamo", python=u.python_cmd(facts), max_python=max_py,
-                           python_version=py.version),
+                           python_version=py.version, cuda_tag=u.wheel_tag(facts)),
                     python_version=py.version, version=torch.version, max_python=max_py)
     return passed("python-dynamo.pass", python_version=py.version, max_python=max_py)
 

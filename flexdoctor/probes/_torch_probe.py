@@ -75,6 +75,7 @@ def main():
                         "name": p.name,
                         "capability": "%d.%d" % (p.major, p.minor),
                         "total_memory": int(p.total_memory),
+                        "uuid": str(getattr(p, "uuid", "") or "") or None,
                     }
                 )
             out["bf16_supported"] = bool(torch.cuda.is_bf16_supported())

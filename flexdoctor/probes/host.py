@@ -88,8 +88,9 @@ def _container() -> str | None:
 
 
 def _avx2(machine: str) -> bool | None:
+    # torch's check_cpu_supported() (inductor flex_cpu) wants AVX2: an ARM CPU never has it.
     if machine.lower() not in ("x86_64", "amd64", "i686", "x86"):
-        return None
+        return False
     try:
         with open("/proc/cpuinfo", encoding="utf-8", errors="replace") as fh:
             for line in fh:
