@@ -21,6 +21,7 @@ from .cliutil import resolve_python as _resolve_python
 from .cliutil import split as _split
 from .cliutil import usage_error as _usage_error
 from .cliutil import which_python as _which_python
+from .cliutil import check_output as _check_output
 from .cliutil import write as _write
 
 app = typer.Typer(
@@ -222,6 +223,8 @@ def check(
     from . import checks, policy, runner
     from .render import Format, renderer
 
+    _check_output(output)
+
     try:
         format_ = Format(fmt)
     except ValueError:
@@ -271,6 +274,8 @@ def facts(
     variables. Paths under your home directory are shown as ~.
     """
     from .render import facts_view
+
+    _check_output(output)
 
     if fmt not in ("text", "json"):
         raise _usage_error(f"--format {fmt}: choose text or json")

@@ -53,15 +53,42 @@ def split(values: Optional[List[str]]) -> list:
     return out
 
 
+def check_output(output: Optional[Path]) -> None:
+    """Fail fast (exit 2) on an --output that cannot be written, before any long work."""
+    if output is None:
+        return
+    if not str(output) or output.name in ("", ".", ".."):
+        raise usage_error(f"--output {str(output)!r}: not a file name")
+    if output.is_dir():
+        raise usage_error(f"--output {output}: is a directory")
+    parent = output.parent if str(output.parent) else Path(".")
+    if not output.exists() and not parent.is_dir():
+        raise usage_error(f"--output {output}: no such directory {parent}")
+
+
 def write(text: str, output: Optional[Path]) -> None:
-    """To stdout, or atomically to --output (never a half-written report)."""
+    """To stdout, or to --output.
+
+    A regular file (or a new one) is replaced atomically, so a crash never leaves half a report.
+    Anything else (a symlink, /dev/null, /dev/stdout, a FIFO) is written through as it is:
+    renaming over it would replace the link or the device node itself.
+    """
     if output is None:
         sys.stdout.write(text)
         sys.stdout.flush()
         return
+    check_output(output)
     try:
-        tmp = output.with_name(f".{output.name}.tmp")
-        tmp.write_text(text, encoding="utf-8")
-        os.replace(tmp, output)
+        if os.path.lexists(output) and (output.is_symlink() or not output.is_file()):
+            with open(output, "w", encoding="utf-8") as fh:
+                fh.write(text)
+            return
+        tmp = output.with_name(f".{output.name}.{os.getpid()}.tmp")
+        try:
+            tmp.write_text(text, encoding="utf-8")
+            os.replace(tmp, output)
+        finally:
+            if tmp.exists():
+                tmp.unlink()
     except OSError as exc:
         raise usage_error(f"--output {output}: {exc.strerror or exc}")

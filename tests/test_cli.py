@@ -179,3 +179,30 @@ def test_static_tier_does_not_import_torch(tmp_path):
     assert done.returncode in (0, 1), done.stderr
     results = {r["id"]: r for r in json.loads(done.stdout)["results"]}
     assert results["FD202"]["status"] == "skip"
+
+
+def test_output_writes_through_symlinks_and_devices(tmp_path):
+    """--output must never replace a symlink or a device node (as root, -o /dev/null once turned
+    /dev/null into a regular file)."""
+    target = tmp_path / "target.json"
+    target.write_text("old")
+    link = tmp_path / "link.json"
+    link.symlink_to(target)
+    assert run("check", "--static", "--format", "json", "-o", str(link)).returncode == 0
+    assert link.is_symlink() and json.loads(target.read_text())["schema_version"] == 1
+    fifo = tmp_path / "fifo"
+    os.mkfifo(fifo)
+    import threading
+    got = {}
+    reader = threading.Thread(target=lambda: got.setdefault("text", fifo.read_text()))
+    reader.start()
+    assert run("check", "--static", "-q", "-o", str(fifo)).returncode == 0
+    reader.join(30)
+    assert fifo.exists() and not fifo.is_file() and "passed" in got["text"]
+
+
+@pytest.mark.parametrize("out, words", [("", "not a file name"), (".", "not a file name"),
+                                        ("/nonexistent-dir/r.json", "no such directory")])
+def test_bad_output_path_is_a_usage_error_before_probing(out, words):
+    done = run("check", "--static", "-o", out)
+    assert done.returncode == 2 and words in done.stderr and "internal error" not in done.stderr
