@@ -172,3 +172,24 @@ def test_triton_and_aten_look_alikes(tmp_path):
     (aten / "subdir").mkdir()
     t = {x.kind: x for x in clear.plan(["triton", "aten"], env)}
     assert t["triton"].refused and t["aten"].refused
+
+
+def test_a_project_dir_with_a_cache_subfolder_is_not_an_inductor_cache(tmp_path):
+    """Found in review: a directory holding cache/ next to the user's data/ and models/ was
+    accepted and emptied. Everything in it must be Inductor's, or nothing is deleted."""
+    import os
+    import subprocess
+    import sys
+
+    proj = tmp_path / "proj"
+    (proj / "cache").mkdir(parents=True)
+    (proj / "data").mkdir()
+    (proj / "data" / "train.csv").write_text("important")
+    (proj / "models").mkdir()
+    (proj / "models" / "ckpt.pt").write_text("weights")
+    env = dict(os.environ, TORCHINDUCTOR_CACHE_DIR=str(proj), PYTHONPATH=str(Path(__file__).resolve().parents[1]))
+    done = subprocess.run([sys.executable, "-m", "flexdoctor", "clear-cache", "--inductor", "--yes"],
+                          capture_output=True, text=True, env=env, timeout=60)
+    assert (proj / "data" / "train.csv").read_text() == "important"
+    assert (proj / "models" / "ckpt.pt").exists()
+    assert "refused" in done.stdout + done.stderr

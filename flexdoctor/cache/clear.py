@@ -32,7 +32,15 @@ from .manifest import size_of
 RED_FLAGS = {".git", ".hg", ".svn", ".ssh", ".gnupg", ".bashrc", ".profile", ".zshrc", ".config",
              ".local", "pyproject.toml", "setup.py", "setup.cfg", "Makefile", "package.json",
              "Documents", "Desktop", "Downloads", "node_modules", ".venv", "venv", "bin", "etc", "usr"}
-INDUCTOR_MARKERS = {"fxgraph", "aotautograd", "triton", "locks", "cache", locations.MANIFEST_NAME}
+# Every top-level name Inductor itself creates under its cache dir (torch/_inductor codecache,
+# cpp_builder, aoti, cutlass; torch/_functorch autograd cache; torch/_dynamo), besides the
+# two-character hash directories that hold generated code.
+INDUCTOR_NAMES = {"fxgraph", "aotautograd", "triton", "locks", "cache", "dynamo", "gcc", "torch_cutlass",
+                  "unhashed_kernel_inputs", "precompiled_headers", "aoti_eager", "cudagraph", "kernel",
+                  locations.MANIFEST_NAME}
+# Names that prove it: "cache" or "locks" alone are too common to mean Inductor.
+INDUCTOR_PROOF = {"fxgraph", "aotautograd", "triton", "precompiled_headers", locations.MANIFEST_NAME}
+_HASH_DIR = re.compile(r"^[a-z0-9]{2}$")
 _HASHY = re.compile(r"^[A-Za-z0-9_=-]{20,}$")
 _SYSTEM = ("/", "/bin", "/boot", "/dev", "/etc", "/home", "/lib", "/lib64", "/opt", "/proc", "/root",
            "/run", "/sbin", "/srv", "/sys", "/tmp", "/usr", "/var", "/var/tmp", "/var/cache", "/mnt", "/media")
@@ -93,9 +101,18 @@ def looks_like(kind: str, path: str, children: list[os.DirEntry]) -> Optional[st
     if flags:
         return f"it holds {', '.join(flags[:3])}, which no compile cache does"
     if kind in ("inductor", "manifest"):
-        if os.path.basename(path.rstrip("/")).startswith("torchinductor") or names & INDUCTOR_MARKERS:
+        # Everything in it must be Inductor's: one foreign entry (data/, models/, a README) means
+        # this is not (only) a cache, and clearing it would delete the user's files.
+        foreign = sorted(c.name for c in children
+                         if c.name not in INDUCTOR_NAMES and not c.name.startswith(".")
+                         and not _HASH_DIR.match(c.name))
+        if foreign:
+            return f"it holds {', '.join(foreign[:3])}, which Inductor does not create"
+        hash_dirs = any(c.is_dir(follow_symlinks=False) and _HASH_DIR.match(c.name) for c in children)
+        if not children or names & INDUCTOR_PROOF or hash_dirs or \
+                os.path.basename(path.rstrip("/")).startswith("torchinductor"):
             return None
-        return "it has none of Inductor's directories (fxgraph, aotautograd, triton, locks, cache)"
+        return "it has none of Inductor's directories (fxgraph, aotautograd, triton, hash-named code dirs)"
     if kind == "triton":
         dirs = [c for c in children if c.is_dir(follow_symlinks=False)]
         if dirs and all(_HASHY.match(c.name) for c in dirs) and not any(
@@ -158,7 +175,7 @@ def plan(kinds: list[str], env: Optional[dict] = None) -> list[Target]:
             continue
         why = looks_like(kind, real, children)
         if why and children:
-            t.refused = f"{real} does not look like a {kind} cache: {why}"
+            t.refused = f"{real} does not look like the {kind} cache: {why}"
             continue
         for c in children:
             if c.name == locations.LOCK_NAME:
