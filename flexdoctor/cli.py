@@ -143,14 +143,12 @@ def _load_facts(path: Path):
     try:
         raw = sys.stdin.read() if str(path) == "-" else path.read_text(encoding="utf-8")
         data = json.loads(raw)
-        if not isinstance(data, dict) or "gpu" not in data:
-            raise ValueError("not a flexdoctor facts document (run `flexdoctor facts --format json --raw`)")
-        if "facts" in data and "results" in data:  # a whole check report: take its facts
+        if isinstance(data, dict) and "facts" in data and "results" in data:  # a whole check report
             data = data["facts"]
-        return Facts.from_dict(data)
+        return Facts.load(data)
     except OSError as exc:
         raise _usage_error(f"--from-facts {path}: {exc.strerror or exc}")
-    except (ValueError, TypeError, KeyError) as exc:
+    except (ValueError, UnicodeDecodeError) as exc:
         raise _usage_error(f"--from-facts {path}: {exc}")
 
 

@@ -214,3 +214,21 @@ def test_action_runs_as_github_would(tmp_path):
     assert "## flexdoctor" in summary.read_text()
     ET.parse(tmp_path / "fd.xml")
     assert "passed" in done.stdout.splitlines()[-1]
+
+
+@pytest.mark.parametrize("content, words", [
+    ('{"gpu": null}', "unsupported facts schema_version"),
+    ('{"schema_version": 999, "gpu": null}', "unsupported facts schema_version 999"),
+    ('{"schema_version": 1, "gpu": null}', "no host"),
+    ('{"schema_version": 1, "host": null, "gpu": 1, "python": null, "torch": null, '
+     '"torch_runtime": null, "toolchain": null}', "'gpu' is a int"),
+    ('{"schema_version": 1, "host": null, "gpu": {}, "python": null, "torch": null, '
+     '"torch_runtime": null, "toolchain": null}', "malformed facts"),
+])
+def test_from_facts_rejects_documents_that_are_not_facts(tmp_path, content, words):
+    """CI must never pass on junk: an empty or foreign document is a usage error, not 45 skips."""
+    f = tmp_path / "f.json"
+    f.write_text(content)
+    done = cli("check", "--from-facts", str(f))
+    assert done.returncode == 2, done.stdout
+    assert words in done.stderr and "Traceback" not in done.stderr
