@@ -69,6 +69,8 @@ PROFILES = {
 
 VALID_SEVERITY = ("fail", "warn", "ignore")
 CONFIG_KEYS = ("profile", "select", "ignore", "strict", "severity")
+# Tables other features own: [tool.flexdoctor.warm] is warm-cache's.
+OTHER_TABLES = ("warm",)
 
 
 class ConfigError(ValueError):
@@ -129,8 +131,13 @@ def _table(path: Path) -> dict:
         raise ConfigError(f"{path}: not UTF-8 text")
     except TOMLDecodeError as exc:
         raise ConfigError(f"{path}: invalid TOML ({exc})")
+    # pyproject.toml keeps settings under [tool.flexdoctor]; any other file may use that table
+    # too (copied from a pyproject) or put the keys at the top level.
+    tool = data.get("tool")
+    if isinstance(tool, dict) and "flexdoctor" in tool:
+        return tool["flexdoctor"]
     if path.name == "pyproject.toml":
-        return data.get("tool", {}).get("flexdoctor", {})
+        return {}
     return data
 
 
@@ -146,10 +153,9 @@ def load(path: Path) -> Settings:
     table = _table(path)
     prefix = "[tool.flexdoctor]" if path.name == "pyproject.toml" else ""
     where = f"{path} {prefix}".strip()
-    # Sub-tables owned by other features (e.g. [tool.flexdoctor.warm]) are not ours to judge.
-    unknown = [k for k in table if k not in CONFIG_KEYS and not isinstance(table[k], dict)]
+    unknown = [k for k in table if k not in CONFIG_KEYS and k not in OTHER_TABLES]
     if unknown:
-        raise ConfigError(f"{where}: unknown key '{unknown[0]}' (known: {', '.join(CONFIG_KEYS)})")
+        raise ConfigError(f"{where}: unknown key '{unknown[0]}' (known: {', '.join(CONFIG_KEYS + OTHER_TABLES)})")
     s = Settings(source=str(path))
     if "profile" in table:
         if not isinstance(table["profile"], str):

@@ -156,6 +156,7 @@ def test_pyproject_settings_found_and_applied(tmp_path):
         ('[tool.flexdoctor.severity]\nFD101 = "error"\n', "severity.FD101"),
         ('[tool.flexdoctor]\nignore = ["FD999"]\n', "unknown check 'FD999'"),
         ("[tool.flexdoctor\n", "invalid TOML"),
+        ('[tool.flexdoctor]\nprofile = "gpu"\n[tool.flexdoctor.sevrity]\nFD101 = "ignore"\n', "unknown key 'sevrity'"),
     ],
 )
 def test_bad_settings_exit_2_naming_the_key(tmp_path, content, words):
@@ -232,3 +233,15 @@ def test_from_facts_rejects_documents_that_are_not_facts(tmp_path, content, word
     done = cli("check", "--from-facts", str(f))
     assert done.returncode == 2, done.stdout
     assert words in done.stderr and "Traceback" not in done.stderr
+
+
+@pytest.mark.parametrize("name, content", [
+    ("my-ci.toml", '[tool.flexdoctor]\nprofile = "gpu"\n'),
+    ("flexdoctor.toml", '[tool.flexdoctor]\nprofile = "gpu"\n'),
+    ("flexdoctor.toml", 'profile = "gpu"\n'),
+])
+def test_settings_file_any_name_either_shape(tmp_path, name, content):
+    f = tmp_path / name
+    f.write_text(content)
+    done = cli("check", "--static", "--format", "json", "--settings", str(f))
+    assert json.loads(done.stdout)["profile"] == "gpu"
