@@ -49,6 +49,8 @@ def test_run_command_that_fails_is_reported(tmp_path):
     assert done.returncode == 1
     assert "exited with status 3" in done.stdout + done.stderr
     assert "Traceback" not in done.stderr
+    # Nothing was warmed, so no manifest may tell `check` (FD505) that the cache is warm.
+    assert not (tmp_path / "c" / "flexdoctor-manifest.json").exists()
 
 
 def test_run_command_not_found_is_clear(tmp_path):

@@ -405,9 +405,12 @@ def warm_cache(
                 old = mf.read(root)
             except ValueError:
                 old = None
-            data = mf.merge(old, fp, [o.record() for o in outcomes if not o.failed],
-                            after - before, root, __version__, extra)
-            mpath = mf.write(root, data)
+            warmed = [o.record() for o in outcomes if not o.failed]
+            run_ok = bool(run_info) and not run_info["first"]["error"]
+            mpath = None
+            if warmed or run_ok:  # a run that warmed nothing must not make `check` call the cache warm
+                data = mf.merge(old, fp, warmed, after - before, root, __version__, extra)
+                mpath = mf.write(root, data)
     except KeyboardInterrupt:
         runner.kill_all()
         typer.echo("flexdoctor: interrupted: nothing was written to the manifest", err=True)
@@ -453,7 +456,7 @@ def warm_cache(
     if export is not None:
         outc.print(f"exported {_size(lr.get('export', {}).get('bytes'))} to {export} "
                    f"(load it with: flexdoctor warm-cache --import {export} --cache-dir DIR)")
-    outc.print(f"manifest: {mpath}")
+    outc.print(f"manifest: {mpath}" if mpath else "manifest: unchanged (nothing was warmed)")
     outc.print(f"use this cache at training time: export TORCHINDUCTOR_CACHE_DIR={shlex.quote(root)}")
     if locations.in_temp(root):
         outc.print("[yellow]note[/]: this cache is under a temporary directory, often wiped on reboot and "
