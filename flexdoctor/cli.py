@@ -116,6 +116,14 @@ def _settings(path: Optional[Path]):
     return policy.load(found) if found else policy.Settings()
 
 
+def _require_interpreter(facts, python: Optional[str]) -> None:
+    """--python must name a working Python: without one flexdoctor cannot inspect anything."""
+    from .facts import ProbeError
+
+    if python and isinstance(facts.python, ProbeError):
+        raise _usage_error(f"--python {python}: not a working Python interpreter ({facts.python.message})")
+
+
 def _project(path: Path):
     """Parse a SimpleTuner config up front: a malformed one is a usage error (exit 2)."""
     from .project import ConfigError, load_config
@@ -245,6 +253,7 @@ def check(
     else:
         facts = _gather(_resolve_python(python), static, progress=format_ == Format.text and output is None,
                         deep=deep, config=str(config) if config is not None else None)
+        _require_interpreter(facts, python)
     report = runner.run(specs, facts, plugin_problems=problems, settings=settings)
     text = renderer(format_)(report, verbose=verbose, quiet=quiet,
                              color=_color(no_color) and output is None,
@@ -284,6 +293,7 @@ def facts(
         _project(config)
     gathered = _gather(target, static, progress=fmt == "text" and output is None, deep=deep,
                        config=str(config) if config is not None else None)
+    _require_interpreter(gathered, python)
     _write(facts_view.render(gathered, fmt=fmt, redact=not raw), output)
 
 

@@ -114,6 +114,8 @@ def test_only_and_skip_select_by_id_and_symbol():
         (["rules", "FD999"], "no check or knowledge-base entry"),
         (["check", "--output", "/nonexistent-dir/x.json", "--static"], "--output"),
         (["check", "--bogus"], "No such option"),
+        (["check", "--python", "/bin/false"], "not a working Python interpreter"),
+        (["facts", "--python", "/bin/false", "--static"], "not a working Python interpreter"),
     ],
 )
 def test_usage_errors_exit_2_without_traceback(args, words):
