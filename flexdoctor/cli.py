@@ -242,7 +242,11 @@ def check(
         policy.validate_names(settings, specs)
     except policy.ConfigError as exc:
         raise _usage_error(str(exc))
+    if only is not None and not _split(only):
+        raise _usage_error("--only needs at least one check ID or symbol")
     specs = policy.select(specs, settings)
+    if not specs:
+        raise _usage_error("no check left to run: --only/--skip (or the settings' select/ignore) exclude them all")
     if deep and (static or from_facts is not None):
         raise _usage_error("--deep runs kernels in the torch runtime: drop --static / --from-facts")
     project = _project(config) if config is not None else None
@@ -255,7 +259,7 @@ def check(
                         deep=deep, config=str(config) if config is not None else None)
         _require_interpreter(facts, python)
     report = runner.run(specs, facts, plugin_problems=problems, settings=settings)
-    text = renderer(format_)(report, verbose=verbose, quiet=quiet,
+    text = renderer(format_)(report, verbose=verbose, quiet=quiet, show_skips=bool(_split(only)),
                              color=_color(no_color) and output is None,
                              width=shutil.get_terminal_size((100, 24)).columns)
     _write(text, output)

@@ -50,7 +50,7 @@ def _commands(r: Result, verbose: bool):
 
 
 def render(report: Report, verbose: bool = False, width: Optional[int] = None, color: bool = False,
-           quiet: bool = False, **_: object) -> str:
+           quiet: bool = False, show_skips: bool = False, **_: object) -> str:
     from rich.console import Console
     from rich.table import Table
     from rich.text import Text
@@ -59,7 +59,8 @@ def render(report: Report, verbose: bool = False, width: Optional[int] = None, c
     console = Console(file=buf, width=width or 100, force_terminal=color, no_color=not color,
                       highlight=False, emoji=False)
     for area, results in grouped(report):
-        shown = [r for r in results if verbose or r.status != Status.SKIP]
+        # Skips are noise in a full report, but not when the user asked for these checks by name.
+        shown = [r for r in results if verbose or show_skips or r.status != Status.SKIP]
         if quiet:
             shown = [r for r in shown if r.status in PROBLEMS]
         if not shown:
@@ -81,7 +82,13 @@ def render(report: Report, verbose: bool = False, width: Optional[int] = None, c
         console.print(Text(f"{t('report.timings')}: {timings}", style="dim"))
     console.print(Text(summary_line(report), style="bold red" if report.failed else "bold green"))
     if not quiet:
-        console.print(Text(t("report.verdict_fail") if report.failed else t("report.verdict_ok")))
+        if not report.failed:
+            verdict = t("report.verdict_ok")
+        elif any(r.status in (Status.FAIL, Status.ERROR) for r in report.results):
+            verdict = t("report.verdict_fail")
+        else:
+            verdict = t("report.verdict_strict")
+        console.print(Text(verdict))
         console.print(Text(t("report.facts_hint"), style="dim"))
     # Grid cells pad to the full width; trailing blanks only hurt copy-paste and diffs.
     return "\n".join(line.rstrip() for line in buf.getvalue().splitlines()) + "\n"
