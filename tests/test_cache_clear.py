@@ -193,3 +193,8 @@ def test_a_project_dir_with_a_cache_subfolder_is_not_an_inductor_cache(tmp_path)
     assert (proj / "data" / "train.csv").read_text() == "important"
     assert (proj / "models" / "ckpt.pt").exists()
     assert "refused" in done.stdout + done.stderr
+
+
+def test_cache_dir_typo_is_a_usage_error(tmp_path):
+    res = fd("clear-cache", "--dry-run", "--cache-dir", str(tmp_path / "typo"), env=dict(os.environ))
+    assert res.returncode == 2 and "no such directory" in res.stderr

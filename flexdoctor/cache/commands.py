@@ -53,10 +53,15 @@ def _secs(v: Optional[float]) -> str:
 
 
 def _ints(values: Optional[List[str]], flag: str) -> list:
-    try:
-        return [int(x) for x in _split(values)]
-    except ValueError:
-        raise _usage_error(f"{flag}: expected whole numbers, got {' '.join(values or [])}")
+    """Whole numbers; "4k" means 4096, as in `bench -L 4k`."""
+    out = []
+    for w in _split(values):
+        low = w.lower()
+        try:
+            out.append(int(low[:-1]) * 1024 if low.endswith("k") else int(low))
+        except ValueError:
+            raise _usage_error(f"{flag}: expected whole numbers (4096 or 4k), got {w!r}")
+    return out
 
 
 # --------------------------------------------------------------------------- warm-cache
@@ -511,7 +516,10 @@ def clear_cache(
     from . import clear, locations
 
     if cache_dir is not None:
-        os.environ["TORCHINDUCTOR_CACHE_DIR"] = os.path.abspath(os.path.expanduser(str(cache_dir)))
+        named = os.path.abspath(os.path.expanduser(str(cache_dir)))
+        if not os.path.isdir(named):  # a typo must not read as "nothing to delete"
+            raise _usage_error(f"--cache-dir {cache_dir}: no such directory")
+        os.environ["TORCHINDUCTOR_CACHE_DIR"] = named
     kinds = [k for k, on in (("inductor", inductor), ("triton", triton), ("aten", aten),
                              ("manifest", manifest_only)) if on]
     if not kinds:
