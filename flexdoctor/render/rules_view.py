@@ -36,9 +36,24 @@ def _entry(e: knowledge.Entry) -> str:
     return "\n".join(out) + "\n"
 
 
+PLUGIN_LOAD = """FD000 plugin-load: Third-party check plugins load
+(area: plugin)
+
+What it checks: every entry point in the `flexdoctor.checks` group imports and declares valid
+checks (FD### id not taken, kebab-case symbol, known area, docstring with the three headings).
+
+Why it matters: a broken plugin must not crash the doctor or hide the built-in checks; it is
+reported as an error result instead, and `check` exits 1.
+
+How to fix: fix or uninstall the plugin named in the message, or run `flexdoctor check --no-plugins`.
+"""
+
+
 def render(ref: Optional[str]) -> str:
     if not ref:
         return _listing()
+    if ref.strip().lower() in ("fd000", "plugin-load"):
+        return PLUGIN_LOAD
     specs, _ = checks.all_checks()
     spec = checks.find(ref, specs)
     if spec is not None:
