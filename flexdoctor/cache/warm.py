@@ -434,33 +434,25 @@ class Runner:
         return result
 
     def compile(self, outcomes: list[Outcome], export_dir: Optional[str] = None) -> float:
-        def one(item: tuple[int, Outcome]) -> None:
-            i, out = item
-            args = ["compile", json.dumps(out.config.to_dict())]
-            if export_dir:
-                args += ["--export", os.path.join(export_dir, f"{i:03d}.bin")]
-            res = self._run(out, args, "compiling")
-            out.cold = res
-            if res.get("ok"):
-                out.state = "compiled"
-            else:
-                _explain(out, res)
-            self.on_update()
-
-        return self._pool(one, list(enumerate(outcomes)))
+        return self._phase(outcomes, export_dir, "compiling", "cold", "compiled")
 
     def verify(self, outcomes: list[Outcome], export_dir: Optional[str] = None) -> float:
+        """The same compile in a fresh process: on a warm cache it must hit."""
+        return self._phase(outcomes, export_dir, "verifying", "warm", "done", skip_failed=True)
+
+    def _phase(self, outcomes: list[Outcome], export_dir: Optional[str], label: str, slot: str,
+               done_state: str, skip_failed: bool = False) -> float:
         def one(item: tuple[int, Outcome]) -> None:
             i, out = item
-            if out.failed:
+            if skip_failed and out.failed:
                 return
             args = ["compile", json.dumps(out.config.to_dict())]
             if export_dir:
                 args += ["--export", os.path.join(export_dir, f"{i:03d}.bin")]
-            res = self._run(out, args, "verifying")
-            out.warm = res
+            res = self._run(out, args, label)
+            setattr(out, slot, res)
             if res.get("ok"):
-                out.state = "done"
+                out.state = done_state
             else:
                 _explain(out, res)
             self.on_update()

@@ -344,34 +344,27 @@ def _fa_version(fa: dict) -> str:
 
 def _fa34_details(d: DeepFacts, fa: dict) -> list[str]:
     cc = d.capability or ""
-    out = []
-    fa3 = fa.get("fa3") or {}
-    fa4 = fa.get("fa4") or {}
-    if fa3.get("installed"):
-        ver = f" {fa3['version']}" if fa3.get("version") else ""
-        if not fa3.get("importable"):
-            state = u.t("deep-flash-attn.state_broken", error=_last_line(fa3.get("import_error")))
-        elif fa3.get("gpu_ok"):
-            state = u.t("deep-flash-attn.state_ok")
-        else:
-            state = u.t("deep-flash-attn.state_wrong_gpu", need="Hopper (sm90)")
-        out.append(u.t("deep-flash-attn.fa3", module=fa3.get("module", "flash_attn_3"), version=ver, state=state))
+    fa3_note = u.t("deep-flash-attn.hopper_note") if cc.startswith("9.") else ""
+    fa4_note = u.t("deep-flash-attn.fa4_note") if cc.split(".")[0] in ("9", "10") else ""
+    return [
+        _fa_line(fa.get("fa3") or {}, "fa3", "Hopper (sm90)", fa3_note,
+                 module=(fa.get("fa3") or {}).get("module", "flash_attn_3")),
+        _fa_line(fa.get("fa4") or {}, "fa4", "sm90 or sm100", fa4_note),
+    ]
+
+
+def _fa_line(info: dict, key: str, need: str, absent_note: str, **extra: object) -> str:
+    """One detail line for FlashAttention-3 or -4: absent, broken, wrong GPU, or usable."""
+    if not info.get("installed"):
+        return u.t(f"deep-flash-attn.{key}_absent", note=absent_note)
+    ver = f" {info['version']}" if info.get("version") else ""
+    if not info.get("importable"):
+        state = u.t("deep-flash-attn.state_broken", error=_last_line(info.get("import_error")))
+    elif info.get("gpu_ok"):
+        state = u.t("deep-flash-attn.state_ok")
     else:
-        out.append(u.t("deep-flash-attn.fa3_absent",
-                       note=u.t("deep-flash-attn.hopper_note") if cc.startswith("9.") else ""))
-    if fa4.get("installed"):
-        ver = f" {fa4['version']}" if fa4.get("version") else ""
-        if not fa4.get("importable"):
-            state = u.t("deep-flash-attn.state_broken", error=_last_line(fa4.get("import_error")))
-        elif fa4.get("gpu_ok"):
-            state = u.t("deep-flash-attn.state_ok")
-        else:
-            state = u.t("deep-flash-attn.state_wrong_gpu", need="sm90 or sm100")
-        out.append(u.t("deep-flash-attn.fa4", version=ver, state=state))
-    else:
-        out.append(u.t("deep-flash-attn.fa4_absent",
-                       note=u.t("deep-flash-attn.fa4_note") if cc.split(".")[0] in ("9", "10") else ""))
-    return out
+        state = u.t("deep-flash-attn.state_wrong_gpu", need=need)
+    return u.t(f"deep-flash-attn.{key}", version=ver, state=state, **extra)
 
 
 @check("FD807", "deep-flash-attn", area="deep")
