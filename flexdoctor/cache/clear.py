@@ -37,7 +37,7 @@ RED_FLAGS = {".git", ".hg", ".svn", ".ssh", ".gnupg", ".bashrc", ".profile", ".z
 # two-character hash directories that hold generated code.
 INDUCTOR_NAMES = {"fxgraph", "aotautograd", "triton", "locks", "cache", "dynamo", "gcc", "torch_cutlass",
                   "unhashed_kernel_inputs", "precompiled_headers", "aoti_eager", "cudagraph", "kernel",
-                  locations.MANIFEST_NAME}
+                  locations.MANIFEST_NAME, locations.KEYS_NAME}
 # Names that prove it: "cache" or "locks" alone are too common to mean Inductor.
 INDUCTOR_PROOF = {"fxgraph", "aotautograd", "triton", "precompiled_headers", locations.MANIFEST_NAME}
 _HASH_DIR = re.compile(r"^[a-z0-9]{2}$")

@@ -21,6 +21,7 @@ from dataclasses import dataclass
 from typing import Mapping, Optional
 
 MANIFEST_NAME = "flexdoctor-manifest.json"
+KEYS_NAME = "flexdoctor-keys"  # the warmed graphs' cache keys, for `flexdoctor cache why`
 LOCK_NAME = ".flexdoctor.lock"
 
 # Environment switches that turn the caches off (FACTS §3).

@@ -420,6 +420,7 @@ class Runner:
         self.on_update = on_update or (lambda: None)
         self.procs: set = set()
         self.env = worker_env(cache_dir)
+        self.record_keys = True
 
     def _run(self, out: Outcome, args: list, state: str) -> dict:
         out.state, out.started, out.stage = state, time.monotonic(), None
@@ -429,7 +430,17 @@ class Runner:
             out.stage = name
             self.on_update()
 
-        result = run_worker(self.python, args, self.env, self.timeout, on_stage=stage, procs=self.procs)
+        # Each compile runs with torch's structured trace on, so the keys it produced are stored
+        # for `flexdoctor cache why` (keys.py); the trace itself is dropped afterwards.
+        trace_dir = tempfile.mkdtemp(prefix="flexdoctor-trace-") if self.record_keys else None
+        env = self.env if trace_dir is None else dict(self.env, TORCH_TRACE=trace_dir)
+        result: dict = {}
+        try:
+            result = run_worker(self.python, args, env, self.timeout, on_stage=stage, procs=self.procs)
+        finally:
+            if trace_dir is not None:
+                _record_keys(self.cache_dir, trace_dir, {"kind": "config", "label": out.config.name},
+                             result.get("fingerprint") if result.get("ok") else None)
         out.wall_s = round(time.monotonic() - out.started, 3)
         return result
 
@@ -544,13 +555,24 @@ def read_bundle(path: str) -> dict:
 
 # --------------------------------------------------------------------------- --run CMD
 
-def run_command(argv: list, cache_dir: str, timeout: Optional[float] = None) -> dict:
-    """Run the user's own one-step command under the cache dir; its output goes to the terminal."""
-    env = worker_env(cache_dir)
+def run_command(argv: list, cache_dir: str, timeout: Optional[float] = None, extra_env: Optional[dict] = None,
+                base: Optional[dict] = None, record: bool = True, stdout: Optional[int] = None) -> dict:
+    """Run the user's own one-step command under the cache dir; its output goes to the terminal
+    (``stdout``: a file descriptor to send its standard output to instead).
+
+    With ``record`` (and no TORCH_TRACE of the caller's own in ``extra_env``) it runs with torch's
+    structured trace on and stores the keys of the graphs it compiled (keys.py), so that
+    ``flexdoctor cache why`` can compare a later run with them."""
+    env = worker_env(cache_dir, base)
+    env.update(extra_env or {})
+    trace_dir = None
+    if record and "TORCH_TRACE" not in (extra_env or {}):
+        trace_dir = tempfile.mkdtemp(prefix="flexdoctor-trace-")
+        env["TORCH_TRACE"] = trace_dir
     before = mf.entries(cache_dir)
     t0 = time.monotonic()
     try:
-        done = subprocess.run(argv, env=env, timeout=timeout)
+        done = subprocess.run(argv, env=env, timeout=timeout, stdout=stdout)
         code: Optional[int] = done.returncode
         error = None if code == 0 else f"exited with status {code}"
     except FileNotFoundError:
@@ -559,6 +581,30 @@ def run_command(argv: list, cache_dir: str, timeout: Optional[float] = None) -> 
         code, error = None, f"did not finish in {timeout:g} s"
     except OSError as exc:
         code, error = None, f"could not start: {exc.strerror or exc}"
+    finally:
+        if trace_dir is not None:
+            _record_keys(cache_dir, trace_dir, {"kind": "run", "label": _shell_join(argv)}, None)
     after = mf.entries(cache_dir)
     return {"returncode": code, "error": error, "seconds": round(time.monotonic() - t0, 3),
             "new_entries": sorted(after - before)}
+
+
+def _shell_join(argv: list) -> str:
+    import shlex
+
+    return " ".join(shlex.quote(str(a)) for a in argv)
+
+
+def _record_keys(cache_dir: str, trace_dir: str, source: dict, fingerprint: Optional[dict]) -> int:
+    """Store the FX graph keys a traced run saw (for `cache why`), then drop the trace. Never
+    fails the warm-up: the cache entries themselves are already written."""
+    import shutil
+
+    from . import keys, trace
+
+    try:
+        return keys.record(cache_dir, trace.read(trace_dir), source, fingerprint)
+    except (OSError, ValueError):
+        return 0
+    finally:
+        shutil.rmtree(trace_dir, ignore_errors=True)
