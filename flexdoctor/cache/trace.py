@@ -120,12 +120,14 @@ class _Reader:
         self.strings: dict = {}
         self.graphs: dict = {}
 
-    def graph(self, meta: dict) -> Graph:
+    def graph(self, meta: dict, new: bool = False) -> Graph:
+        """The graph a record belongs to; ``new`` (a dynamo_start) opens another one, since
+        torch._dynamo.reset() starts the compile ids at 0/0 again."""
         fid, cid = meta.get("frame_id"), meta.get("frame_compile_id")
         rank = meta.get("rank", self.rank)
         key = (rank, fid, cid) if fid is not None else (rank, None, None)
         g = self.graphs.get(key)
-        if g is None:
+        if g is None or (new and (g.frame is not None or g.lookups)):
             g = Graph(compile_id=f"{fid}/{cid}" if fid is not None else None, rank=rank)
             self.graphs[key] = g
             self.trace.graphs.append(g)
@@ -138,7 +140,7 @@ class _Reader:
         elif "dynamo_start" in meta:
             self.trace.compiles += 1
             stack = (meta["dynamo_start"] or {}).get("stack") or []
-            g = self.graph(meta)
+            g = self.graph(meta, new=True)
             if stack and isinstance(stack[-1], dict):
                 top = stack[-1]
                 g.frame, g.line = top.get("name"), top.get("line")

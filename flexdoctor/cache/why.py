@@ -166,7 +166,9 @@ def _input_differences(old: dict, new: dict) -> list[Difference]:
     ta = [x for x in a if isinstance(x, dict)]
     tb = [x for x in b if isinstance(x, dict)]
     if len(ta) != len(tb):
-        out.append(Difference("inputs", "tensor inputs", str(len(ta)), str(len(tb))))
+        # e.g. one tensor passed as q, k and v is one graph input, three distinct ones are three
+        out.append(Difference("inputs", "tensor inputs (a tensor passed twice counts once)", str(len(ta)),
+                              str(len(tb))))
         return out
     int_shapes = []
     for i, (x, y) in enumerate(zip(ta, tb)):
@@ -188,6 +190,21 @@ def _input_differences(old: dict, new: dict) -> list[Difference]:
     if not out and a != b:
         out.append(Difference("inputs", "example inputs", "strides, layout or requires_grad",
                               "differ (see the trace)"))
+    return _merge(out)
+
+
+def _merge(diffs: list[Difference]) -> list[Difference]:
+    """One line for the same change of several inputs: "tensor inputs 0, 1, 2: float32 -> bfloat16"."""
+    groups: dict = {}
+    for d in diffs:
+        groups.setdefault((d.kind, d.warmed, d.now), []).append(d)
+    out = []
+    for (kind, was, now), same in groups.items():
+        if len(same) == 1 or not all(x.name.startswith("tensor input ") for x in same):
+            out += same
+            continue
+        nums = ", ".join(x.name[len("tensor input "):] for x in same)
+        out.append(Difference(kind, f"tensor inputs {nums}", was, now))
     return out
 
 
@@ -195,7 +212,9 @@ _CLEANUP = re.compile(r";\s+(\w+ = )+None$")
 
 
 def _code_lines(text: str) -> list[str]:
-    return [_CLEANUP.sub("", ln).rstrip() for ln in text.splitlines() if ln.strip()]
+    """Code lines without comments (Dynamo's "# File: ..." source notes are not part of any key)."""
+    return [_CLEANUP.sub("", ln).rstrip() for ln in text.splitlines()
+            if ln.strip() and not ln.lstrip().startswith("#")]
 
 
 def _code_diff(old: str, new: str, limit: int = 6) -> tuple[str, str]:
@@ -342,7 +361,7 @@ def judge(g: Graph, warmed: list, root: str, torch_now: Optional[str]) -> Verdic
                   "backward": lk.backward} for lk in g.lookups]
     v.whole_model = bool(g.frame) and not is_flex_alone(g)
     aot, fx = _state(g.lookups, "aotautograd"), _state(g.lookups, "fx_graph")
-    v.bypass = [lk.bypass_reason or "" for lk in g.lookups if lk.state == "bypass"]
+    v.bypass = list(dict.fromkeys(lk.bypass_reason or "" for lk in g.lookups if lk.state == "bypass"))
     if fx == "bypass" or (fx is None and aot == "bypass"):
         v.status = "bypass"
         v.reasons.append("bypass")

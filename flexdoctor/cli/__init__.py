@@ -76,6 +76,7 @@ def _prefetch(argv: list[str]) -> None:
 
 # The command modules import nothing heavy at module level (see each one's imports).
 from . import bench as _bench  # noqa: E402
+from . import cache_why as _cache_why  # noqa: E402
 from . import check as _check  # noqa: E402
 from . import clear_cache as _clear_cache  # noqa: E402
 from . import explain as _explain  # noqa: E402
@@ -91,6 +92,13 @@ app.command("explain")(_explain.explain)
 app.command("warm-cache")(_warm_cache.warm_cache)
 app.command("clear-cache")(_clear_cache.clear_cache)
 app.command("bench")(_bench.bench)
+
+# `flexdoctor cache ...`: questions about the compile cache (room for more subcommands).
+cache_app = typer.Typer(name="cache", help="Questions about the compile cache: `cache why -- CMD` says why a "
+                        "command's compiled graphs missed it.", no_args_is_help=True, add_completion=False,
+                        rich_markup_mode=None, context_settings={"help_option_names": ["-h", "--help"]})
+cache_app.command("why", context_settings=_cache_why.CONTEXT)(_cache_why.why)
+app.add_typer(cache_app, name="cache")
 
 
 def main() -> None:

@@ -115,7 +115,7 @@ def render_text(result: WhyResult, width: int = 100) -> str:
         c = result.counts()
         out += ["", t("why.summary", hit=c["hit"], miss=c["miss"], bypass=c["bypass"], total=len(result.verdicts))]
         if c["miss"]:
-            out += wrap(t("why.fix", command=warm_command(result)), "", "  ")
+            out += [t("why.fix"), f"  $ {warm_command(result)}"]  # never wrapped: it is copied as it is
     if result.trace_dir:
         out.append(t("why.trace_kept", path=result.trace_dir))
     return "\n".join(out) + "\n"
