@@ -36,6 +36,10 @@ def commands(python: str) -> dict[str, list[str]]:
 
 def time_once(argv: list[str]) -> tuple[float, int]:
     env = dict(os.environ, PYTHONPATH=str(ROOT) + os.pathsep + os.environ.get("PYTHONPATH", ""))
+    # An installed flexdoctor has its bytecode compiled at install time (pip does), as torch has.
+    # Run from a checkout with PYTHONDONTWRITEBYTECODE=1 (set on the CPU test machine), every run
+    # would compile every flexdoctor module again: 0.1-0.3 s that no user pays.
+    env.pop("PYTHONDONTWRITEBYTECODE", None)
     t0 = time.perf_counter()
     done = subprocess.run(argv, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env)
     return time.perf_counter() - t0, done.returncode
@@ -60,19 +64,28 @@ def main() -> None:
     med = {k: statistics.median(v) for k, v in times.items()}
     base_import = med["import torch + CUDA init"]
     base_env = med["python -m torch.utils.collect_env"]
+
+    def paired(name: str, base: str) -> float:
+        """Median over rounds of this round's ratio: on a shared machine, load drifts between
+        rounds but hits the commands of one round alike."""
+        return statistics.median(a / b for a, b in zip(times[name], times[base]))
+
     lines = [
         f"Machine: {platform.node()} ({platform.machine()}, {os.cpu_count()} cores), "
         f"Python {platform.python_version()}, repeat {args.repeat}, "
         f"{time.strftime('%Y-%m-%d %H:%M %Z')}",
         "",
-        "| command | median s | min s | max s | ÷ import torch + CUDA init | ÷ collect_env | exit codes |",
-        "|---|---:|---:|---:|---:|---:|---|",
+        "| command | median s | min s | max s | ÷ import torch + CUDA init | ÷ collect_env "
+        "| paired ÷ import torch | paired ÷ collect_env | exit codes |",
+        "|---|---:|---:|---:|---:|---:|---:|---:|---|",
     ]
     for name in cmds:
         v = times[name]
         lines.append(
             f"| `{name}` | {med[name]:.2f} | {min(v):.2f} | {max(v):.2f} | "
-            f"{med[name] / base_import:.2f}× | {med[name] / base_env:.2f}× | {sorted(codes[name])} |"
+            f"{med[name] / base_import:.2f}× | {med[name] / base_env:.2f}× | "
+            f"{paired(name, 'import torch'):.2f}× | {paired(name, 'python -m torch.utils.collect_env'):.2f}× | "
+            f"{sorted(codes[name])} |"
         )
     text = "\n".join(lines) + "\n"
     print(text)

@@ -11,6 +11,8 @@ from typing import List, Optional
 
 import typer
 
+from ._prefetch import which_python  # noqa: F401  (re-exported: stdlib-only, used before typer loads)
+
 EXIT_USAGE = 2
 
 CI_VARS = ("CI", "GITHUB_ACTIONS", "GITLAB_CI", "BUILDKITE", "JENKINS_URL", "TF_BUILD", "CIRCLECI",
@@ -26,16 +28,6 @@ def usage_error(message: str) -> "typer.Exit":
     """Print one clear line and return the exit-2 exception for the caller to raise."""
     typer.echo(f"flexdoctor: error: {message}", err=True)
     return typer.Exit(EXIT_USAGE)
-
-
-def which_python(python: Optional[str]) -> Optional[str]:
-    """The absolute path of the interpreter named by --python (default: this one), or None."""
-    if not python:
-        return sys.executable
-    found = shutil.which(python) if os.sep not in python else os.path.expanduser(python)
-    if not found or not os.path.isfile(found) or not os.access(found, os.X_OK):
-        return None
-    return os.path.abspath(found)
 
 
 def resolve_python(python: Optional[str]) -> str:

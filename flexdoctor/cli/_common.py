@@ -40,6 +40,31 @@ def _gather(python: str, static: bool, progress: bool, deep: bool = False, confi
             return gather(python, runtime=not static, deep=True, config=config)
 
 
+def preload(fmt: str):
+    """Load, while the probes run, what is needed only after them: the words, the knowledge base
+    (TOML parsed once) and the renderer (rich, for text). The torch probe takes seconds, so this
+    work leaves the path from its answer to the report. Returns the thread; join it before use."""
+    import threading
+
+    def work() -> None:
+        try:
+            from .. import knowledge, text
+            from ..render import Format, renderer
+
+            text.catalog(text.language())
+            knowledge.entries()
+            renderer(Format(fmt))
+            if fmt == "text":
+                import rich.console  # noqa: F401
+                import rich.table  # noqa: F401
+        except Exception:  # only a head start: anything that fails here fails again, visibly, later
+            pass
+
+    thread = threading.Thread(target=work, name="flexdoctor-preload", daemon=True)
+    thread.start()
+    return thread
+
+
 def _settings(path: Optional[Path]):
     from .. import policy
 

@@ -14,7 +14,7 @@ from ..cliutil import split as _split
 from ..cliutil import usage_error as _usage_error
 from ..cliutil import check_output as _check_output
 from ..cliutil import write as _write
-from ._common import (OutputOpt, PythonOpt, StaticOpt, _attach_project, _color, _gather, _load_facts,
+from ._common import (OutputOpt, PythonOpt, StaticOpt, _attach_project, _color, _gather, _load_facts, preload,
                       _project, _require_interpreter, _settings)
 
 
@@ -98,8 +98,10 @@ def check(
         if project is not None:
             facts = _attach_project(facts, project)
     else:
+        warm = preload(format_.value)
         facts = _gather(_resolve_python(python), static, progress=format_ == Format.text and output is None,
                         deep=deep, config=str(config) if config is not None else None)
+        warm.join()
         _require_interpreter(facts, python)
     report = runner.run(specs, facts, plugin_problems=problems, settings=settings)
     text = renderer(format_)(report, verbose=verbose, quiet=quiet, show_skips=bool(_split(only)),

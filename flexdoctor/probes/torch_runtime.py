@@ -6,34 +6,25 @@ ProbeError naming the stage it died in, never a traceback in flexdoctor.
 
 from __future__ import annotations
 
-import atexit
 import time
 from pathlib import Path
 
+from .. import _prefetch
 from ..facts import ProbeError, TorchRuntimeFacts, from_jsonable
 from . import _subprocess
 from .interp import read_result
 
 SCRIPT = Path(__file__).with_name("_torch_probe.py")
 
-# python -> (process, started at). `import torch` is the slowest thing flexdoctor does, so the
-# CLI starts it before parsing arguments (prefetch) and the probe collects it later.
-_PREFETCHED: dict = {}
-
 
 def prefetch(python: str) -> None:
-    if python in _PREFETCHED:
-        return
-    proc = _subprocess.start([python, str(SCRIPT)])
-    if isinstance(proc, _subprocess.Completed):
-        return  # could not start: probe() will start it again and report why
-    _PREFETCHED[python] = (proc, time.monotonic())
-    atexit.register(_subprocess.kill, proc)  # never leave it behind (usage errors, Ctrl-C)
+    """Start the probe now and collect it in :func:`probe` (the CLI does this before parsing)."""
+    _prefetch.start(python)
 
 
 def probe(python: str, timeout: float = 60.0) -> TorchRuntimeFacts | ProbeError:
-    if python in _PREFETCHED:
-        proc, started = _PREFETCHED.pop(python)
+    if python in _prefetch.STARTED:
+        proc, started = _prefetch.STARTED.pop(python)
         done = _subprocess.wait(proc, max(timeout - (time.monotonic() - started), 0.1))
     else:
         done = _subprocess.run([python, str(SCRIPT)], timeout=timeout)
