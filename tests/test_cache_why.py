@@ -297,3 +297,37 @@ def test_real_cpu_warm_then_why(tmp_path):
     assert [(d["kind"], d["now"]) for d in graphs[1]["differences"]] == [("dtype", "torch.bfloat16")]
     assert [d["kind"] for d in graphs[2]["differences"]] == ["mod_code"]
     assert "tanh" in graphs[2]["differences"][0]["now"]
+
+
+def test_warm_cache_run_records_the_keys_of_what_the_command_compiled(tmp_path, monkeypatch):
+    """`warm-cache --run CMD` runs CMD with TORCH_TRACE set and stores the FX keys it finds there
+    (here the command writes a recorded trace itself: the plumbing, without a compile)."""
+    from flexdoctor.cache import warm
+
+    src = unpack("step_variants_cpu", tmp_path / "src")
+    script = ("import os, shutil, glob, sys\n"
+              "for p in glob.glob(sys.argv[1] + '/*.log'): shutil.copy(p, os.environ['TORCH_TRACE'])\n")
+    root = tmp_path / "cache"
+    made = []
+
+    def mkdtemp(prefix=""):
+        made.append(tmp_path / f"{prefix}x")
+        made[-1].mkdir()
+        return str(made[-1])
+
+    monkeypatch.setattr(warm.tempfile, "mkdtemp", mkdtemp)
+    res = warm.run_command([sys.executable, "-c", script, str(src)], str(root))
+    assert res["error"] is None and len(made) == 1 and not made[0].exists()  # the trace is dropped
+    found = keys.load(str(root))
+    assert len(found) == 5 and {w.source["kind"] for w in found} == {"run"}
+    assert all(w.label.startswith(sys.executable) for w in found)
+
+
+def test_cache_why_run_does_not_record_its_own_run_as_warmed(tmp_path):
+    src = unpack("step_variants_cpu", tmp_path / "src")
+    script = ("import os, shutil, glob, sys\n"
+              "for p in glob.glob(sys.argv[1] + '/*.log'): shutil.copy(p, os.environ['TORCH_TRACE'])\n")
+    root = tmp_path / "cache"
+    r = why.run([sys.executable, "-c", script, str(src)], str(root))
+    assert keys.load(str(root)) == [] and r.trace_files == 1 and len(r.verdicts) == 6
+    assert [v.status for v in r.verdicts] == ["hit", "miss", "miss", "miss", "miss", "bypass"]
