@@ -97,7 +97,8 @@ def test_network_inductor_cache_warns_with_the_node_local_recipe(fs):
     assert r.fix.kb == "FDE957"
     assert cmds[0] == ('flexdoctor warm-cache --preset llm-causal --cache-dir "/tmp/torchinductor_$USER" '
                        "--export /scratch/me/cache/flexdoctor-cache.zip")
-    assert cmds[1] == 'flexdoctor warm-cache --cache-dir "/tmp/torchinductor_$USER" --import /scratch/me/cache/flexdoctor-cache.zip'
+    assert cmds[1] == ('flexdoctor warm-cache --cache-dir "/tmp/torchinductor_$USER" '
+                       "--import /scratch/me/cache/flexdoctor-cache.zip")
     assert cmds[2] == 'export TORCHINDUCTOR_CACHE_DIR="/tmp/torchinductor_$USER"'
     assert "unset TRITON_CACHE_DIR" not in cmds
 

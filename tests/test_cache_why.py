@@ -75,14 +75,16 @@ def test_torch_25_and_26_record_names(tmp_path):
     def rec(name, payload, meta=""):
         body = "\n".join("\t" + ln for ln in json.dumps(payload, indent=0).splitlines())
         return (f'V1123 10:51:05.457000 20448 torch/_inductor/codecache.py:1382] {{"artifact": {{"name": "{name}", '
-                f'"encoding": "json"}}, "frame_id": 0, "frame_compile_id": 0, "attempt": 0{meta}, "has_payload": "x"}}\n'
+                f'"encoding": "json"}}, "frame_id": 0, "frame_compile_id": 0, "attempt": 0{meta}, '
+                '"has_payload": "x"}\n'
                 + body + "\n")
     text = (
         'V1123 10:51:04 20448 torch/_dynamo/convert_frame.py:895] {"dynamo_start": {"stack": [{"line": 7, '
         '"name": "step", "filename": "train.py"}]}, "frame_id": 0, "frame_compile_id": 0, "attempt": 0}\n'
         + rec("aotautograd_cache_hash", {"key": "aabc", "cache_state": "bypass", "components": []})
         + rec("fx_graph_cache_hash", {"key": "fabcdefgh", "cache_state": "miss",
-                                      "components": ["[h1] gm: def forward(self): pass", "[h2] fx_kwargs[is_backward]: True"]})
+                                      "components": ["[h1] gm: def forward(self): pass",
+                                                     "[h2] fx_kwargs[is_backward]: True"]})
         + "garbage line ] {not json\n\tstray payload\n")
     (tmp_path / "dedicated_log_torch_trace_rank_3_abc.log").write_text(text)
     tr = trace.read(str(tmp_path))
@@ -205,7 +207,8 @@ def test_keys_dir_is_not_a_cache_entry_and_clear_cache_knows_it(warmed_root):
 
 def _result(step, root, **kw):
     vs, problem = why.explain(step, keys.load(str(root)), str(root))
-    return why.WhyResult(command=["python", "train.py", "--lr", "3e-4"], cache_dir=str(root), cache_source="--cache-dir",
+    return why.WhyResult(command=["python", "train.py", "--lr", "3e-4"], cache_dir=str(root),
+                         cache_source="--cache-dir",
                          returncode=0, seconds=12.5, torch_version=step.torch_version, warmed=1, verdicts=vs,
                          problem=problem, **kw)
 

@@ -571,22 +571,23 @@ def run_command(argv: list, cache_dir: str, timeout: Optional[float] = None, ext
         env["TORCH_TRACE"] = trace_dir
     before = mf.entries(cache_dir)
     t0 = time.monotonic()
+    started = True
     try:
         done = subprocess.run(argv, env=env, timeout=timeout, stdout=stdout)
         code: Optional[int] = done.returncode
         error = None if code == 0 else f"exited with status {code}"
     except FileNotFoundError:
-        code, error = None, f"command not found: {argv[0]}"
+        code, error, started = None, f"command not found: {argv[0]}", False
     except subprocess.TimeoutExpired:
         code, error = None, f"did not finish in {timeout:g} s"
     except OSError as exc:
-        code, error = None, f"could not start: {exc.strerror or exc}"
+        code, error, started = None, f"could not start: {exc.strerror or exc}", False
     finally:
         if trace_dir is not None:
             _record_keys(cache_dir, trace_dir, {"kind": "run", "label": _shell_join(argv)}, None)
     after = mf.entries(cache_dir)
     return {"returncode": code, "error": error, "seconds": round(time.monotonic() - t0, 3),
-            "new_entries": sorted(after - before)}
+            "new_entries": sorted(after - before), "started": started}
 
 
 def _shell_join(argv: list) -> str:

@@ -90,6 +90,7 @@ class WhyResult:
     cache_source: str = "default"
     returncode: Optional[int] = None
     error: Optional[str] = None  # the command could not run or failed
+    started: bool = True  # False: the command could not be started at all (not found, not executable)
     seconds: Optional[float] = None
     torch_version: Optional[str] = None
     trace_files: int = 0
@@ -318,7 +319,7 @@ def compare(warmed: Warmed, lookup: Lookup, code: Optional[str], torch_now: Opti
         elif name.startswith("system_info"):  # a hash of GPU name, CUDA/HIP version, Triton build
             fp = warmed.fingerprint
             was = ", ".join(f"{k} {fp[k]}" for k in ("gpu_name", "cuda", "hip", "triton") if fp.get(k)) or "?"
-            out.append(Difference("system", "GPU / CUDA / Triton", was, "?"))
+            out.append(Difference("system", "GPU / CUDA / Triton", was, "other (torch records only a hash)"))
         else:
             out.append(Difference(_kind(name), name, _short(old if old is not None else "-"),
                                   _short(new if new is not None else "-")))
@@ -391,7 +392,7 @@ def judge(g: Graph, warmed: list, root: str, torch_now: Optional[str]) -> Verdic
     if v.whole_model and not runs:
         v.reasons.append("whole_model")
     if best is None:
-        if not v.whole_model:
+        if not (v.whole_model and not runs):
             v.reasons.append("no_warmed" if not warmed else "no_comparable")
         return v
     v.closest, v.closest_source = best.label, best.source.get("kind")
@@ -442,6 +443,7 @@ def run(argv: list, cache_dir: str, cache_source: str = "default", timeout: Opti
     verdicts, problem = explain(tr, warmed, cache_dir, off)
     return WhyResult(command=list(argv), cache_dir=cache_dir, cache_source=cache_source,
                      returncode=done.get("returncode"), error=done.get("error"), seconds=done.get("seconds"),
+                     started=bool(done.get("started", True)),
                      torch_version=tr.torch_version, trace_files=tr.files, compiles=tr.compiles,
                      warmed=len(warmed), problem=problem, disabled_by=off, verdicts=verdicts,
                      trace_dir=keep_trace)

@@ -80,7 +80,7 @@ def why(
     to_stderr = sys.stderr.fileno() if fmt == "json" and output is None else None
     result = why_mod.run(argv, root, cache_source=source, timeout=timeout,
                          keep_trace=str(keep_trace) if keep_trace is not None else None, stdout=to_stderr)
-    if result.returncode is None and result.trace_files == 0 and result.error and not result.error.startswith("did not"):
-        raise _usage_error(result.error)  # command not found / could not start
+    if not result.started:
+        raise _usage_error(result.error or "the command could not be started")  # not found, not executable
     _write(why_view.render(result, fmt=fmt, width=shutil.get_terminal_size((100, 24)).columns), output)
     raise typer.Exit(result.exit_code)
