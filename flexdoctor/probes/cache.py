@@ -9,6 +9,7 @@ import shutil
 import time
 from typing import Optional
 
+from .. import safety
 from ..cache import locations
 from ..cache import manifest as mf
 from ..facts import CacheFacts, CacheLocation, CacheManifest, ProbeError
@@ -29,6 +30,15 @@ def _size(path: str, deadline: float) -> Optional[int]:
         if files > MAX_FILES or time.monotonic() > deadline:
             return None
     return total
+
+
+def _chain(path: str) -> list:
+    """The rows safety.judge decides from ([]: a directory on the way could not be stat'ed,
+    which judge calls cannot-inspect)."""
+    try:
+        return safety.inspect(path)
+    except OSError:
+        return []
 
 
 def location(loc: locations.Location, deadline: float) -> CacheLocation:
@@ -61,6 +71,7 @@ def location(loc: locations.Location, deadline: float) -> CacheLocation:
         mode=mode,
         free_bytes=free,
         size_bytes=_size(path, deadline) if exists else 0,
+        chain=_chain(path),
     )
 
 
