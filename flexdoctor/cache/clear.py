@@ -85,7 +85,8 @@ class Plan:
     lock_root: Optional[str] = None  # the Inductor cache dir a warm-cache would hold
 
     @property
-    def units(self) -> int:
+    def count(self) -> int:
+        """How many units (files or folders) the plan deletes, over all caches."""
         return sum(len(c.units) for c in self.caches)
 
     @property

@@ -534,7 +534,7 @@ def clear_cache(
     refused = 1 if plan.refused else 0
     for line in view.plan_lines(plan, dry_run):
         typer.echo(line)
-    if dry_run or not plan.units:
+    if dry_run or not plan.count:
         raise typer.Exit(refused)
     if not yes:
         if not sys.stdin.isatty():

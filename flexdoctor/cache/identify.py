@@ -270,8 +270,24 @@ def flexdoctor_file(entry: os.DirEntry) -> Optional[str]:
     return None
 
 
+def precompiled_headers(path: str, children: list) -> dict:
+    """precompiled_headers/ (codecache._precompile_header, always under the *default* cache dir,
+    even when TORCHINDUCTOR_CACHE_DIR is set): write(..., extension="h", specified_dir=_HEADER_DIR)
+    gives c<51>.h, gcc's precompiled c<51>.h.gch beside it, and locks/<key>.lock."""
+    out = {}
+    for c in children:
+        m = CODE_FILE.match(c.name)
+        if c.is_dir(follow_symlinks=False):
+            out[c.name] = locks if c.name == "locks" else keep(c)
+        elif m and m.group(1) in (".h", ".h.gch"):
+            out[c.name] = _verdict(code_content_ok(c.path, m.group(1).rsplit(".", 1)[-1]), c)
+        else:
+            out[c.name] = keep(c)
+    return out
+
+
 INDUCTOR_DIRS: dict = {"fxgraph": fxgraph, "aotautograd": aotautograd, "locks": locks,
-                       "cache": local_cache, "dynamo": dynamo}
+                       "cache": local_cache, "dynamo": dynamo, "precompiled_headers": precompiled_headers}
 
 
 def inductor_root(path: str, children: list) -> dict:

@@ -43,6 +43,8 @@ def _chain(path: str) -> list:
 
 def location(loc: locations.Location, deadline: float) -> CacheLocation:
     path = loc.path
+    if not path:  # the writer keeps no cache (PYTORCH_KERNEL_CACHE_PATH set but empty)
+        return CacheLocation(kind=loc.kind, path=path, source=loc.source, exists=False)
     exists = os.path.isdir(path)
     anchor = path if exists else locations.existing_ancestor(path)
     mount, fs_type, options = locations.mount_of(anchor)

@@ -66,13 +66,13 @@ def cache_lines(cp, list_all: bool) -> list:
 
 def plan_lines(plan, dry_run: bool) -> list:
     """The plan: every cache, what goes and what stays (all of it in a dry run)."""
-    lines = [t("clear.title_dry" if dry_run else "clear.title")]
+    lines = [t("clear.heading_dry" if dry_run else "clear.heading")]
     for cp in plan.caches:
         lines += cache_lines(cp, list_all=dry_run)
-    if not plan.units:
+    if not plan.count:
         lines.append(t("clear.nothing"))
     elif dry_run:
-        lines.append(t("clear.would_free", size=size(plan.bytes), count=plan.units))
+        lines.append(t("clear.would_free", size=size(plan.bytes), count=plan.count))
     return lines
 
 
@@ -91,4 +91,4 @@ def outcome_lines(outcome) -> list:
 
 
 def prompt(plan) -> str:
-    return t("clear.prompt", count=plan.units, size=size(plan.bytes))
+    return t("clear.prompt", count=plan.count, size=size(plan.bytes))
