@@ -37,7 +37,7 @@ class Kept:
     """Something clear-cache leaves alone, and why (a reason word the renderer words)."""
 
     rel: str
-    reason: str  # hidden | unknown | content | symlink | special | unreadable | empty | mixed
+    reason: str  # hidden | unknown | content | symlink | special | unreadable | empty | mixed | unchecked
 
 
 @dataclass
