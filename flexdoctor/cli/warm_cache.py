@@ -1,8 +1,6 @@
-"""The ``warm-cache`` and ``clear-cache`` commands (registered on the CLI app by ``register``).
-
-Thin like the rest of the CLI: parse, call into ``warm`` / ``clear`` / ``manifest``, render,
-choose the exit code. Usage errors exit 2 with one line; warm-cache exits 1 when any config
-failed or a fresh process did not hit the cache.
+"""The ``warm-cache`` command: pre-compile FlexAttention kernels into the compile cache and prove
+the cache hits. Usage errors exit 2 with one line; exit 1 when any config failed or a fresh
+process did not hit the cache.
 """
 
 from __future__ import annotations
@@ -10,7 +8,6 @@ from __future__ import annotations
 import os
 import shlex
 import shutil
-import sys
 import tempfile
 import time
 from pathlib import Path
@@ -19,33 +16,10 @@ from typing import List, Optional
 import typer
 from typing_extensions import Annotated
 
-from ..cliutil import in_ci, resolve_python
+from ..cliutil import resolve_python
 from ..cliutil import split as _split
 from ..cliutil import usage_error as _usage_error
-
-
-
-def _interactive() -> bool:
-    return sys.stderr.isatty() and not in_ci() and os.environ.get("TERM") != "dumb"
-
-
-def _console(stderr: bool = False, no_color: bool = False):
-    from rich.console import Console
-
-    stream = sys.stderr if stderr else sys.stdout
-    color = not no_color and not os.environ.get("NO_COLOR") and not in_ci() and stream.isatty()
-    return Console(file=stream, no_color=not color, highlight=False, soft_wrap=False,
-                   width=max(shutil.get_terminal_size((120, 24)).columns, 100))
-
-
-def _size(n: Optional[int]) -> str:
-    if n is None:
-        return "?"
-    for unit in ("B", "KiB", "MiB", "GiB", "TiB"):
-        if abs(n) < 1024 or unit == "TiB":
-            return f"{n:.0f} {unit}" if unit == "B" else f"{n:.1f} {unit}"
-        n /= 1024
-    return str(n)
+from ._common import _console, _interactive, _size
 
 
 def _secs(v: Optional[float]) -> str:
@@ -233,9 +207,9 @@ def warm_cache(
       flexdoctor warm-cache --run "python train.py --max-steps 1"
     """
     from .. import __version__
-    from . import locations, warm
-    from . import manifest as mf
-    from .clear import shared
+    from ..cache import locations, warm
+    from ..cache import manifest as mf
+    from ..cache.clear import shared
 
     if list_presets:
         for name, (doc, cfgs) in warm.PRESETS.items():
@@ -481,77 +455,3 @@ def _print_fixes(console, ids: list) -> None:
         console.print(f"    {entry.id} {entry.title}: {fix.summary}")
         for cmd in fix.commands:
             console.print(f"      $ {cmd}", markup=False)
-
-
-# --------------------------------------------------------------------------- clear-cache
-
-def clear_cache(
-    inductor: Annotated[bool, typer.Option("--inductor", help="Inductor's cache (TORCHINDUCTOR_CACHE_DIR or "
-                        "<tmp>/torchinductor_<user>), with flexdoctor's manifest.")] = False,
-    triton: Annotated[bool, typer.Option("--triton", help="Triton's own cache (TRITON_CACHE_DIR or "
-                      "~/.triton/cache).")] = False,
-    aten: Annotated[bool, typer.Option("--aten", help="ATen's NVRTC/jiterator kernel cache "
-                    "(PYTORCH_KERNEL_CACHE_PATH or ~/.cache/torch/kernels); unrelated to flex.")] = False,
-    manifest_only: Annotated[bool, typer.Option("--manifest", help="Only flexdoctor's manifest.")] = False,
-    dry_run: Annotated[bool, typer.Option("--dry-run", "-n", help="List exactly what --yes would delete, "
-                       "and what it keeps; delete nothing.")] = False,
-    yes: Annotated[bool, typer.Option("--yes", "-y", help="Do not ask (needed when not interactive).")] = False,
-    cache_dir: Annotated[Optional[str], typer.Option("--cache-dir", metavar="DIR",
-                         help="The Inductor cache dir to clear (default: TORCHINDUCTOR_CACHE_DIR or torch's default).")] = None,
-    no_color: Annotated[bool, typer.Option("--no-color", help="No colour (also: NO_COLOR=1).")] = False,
-) -> None:
-    """Delete compile caches safely: only what torch, Inductor, Triton and ATen wrote.
-
-    Each entry is identified by its name and its content, as the code that writes it names and
-    fills it; hidden files, unknown names, symbolic links and folders holding anything else
-    are kept and listed. Shows what and how much first, asks, reports bytes freed.
-    Default: all of them (Inductor with flexdoctor's manifest, Triton, ATen kernels).
-    Refuses /, your home and system directories; will not run while a warm-cache is using
-    the cache. Exit 0: cleared or nothing to clear; 1: something refused or not deleted;
-    2: usage error.
-
-    Examples:
-
-      flexdoctor clear-cache --dry-run
-
-      flexdoctor clear-cache --inductor --yes
-    """
-    from ..render import clear_view as view
-    from ..text import t
-    from . import clear
-
-    env = dict(os.environ)
-    if cache_dir is not None:
-        if not cache_dir.strip():
-            raise _usage_error(t("clear.cache_dir_empty"))
-        named = os.path.abspath(os.path.expanduser(cache_dir))
-        if not os.path.isdir(named):  # a typo must not read as "nothing to delete"
-            raise _usage_error(t("clear.cache_dir_missing", path=cache_dir))
-        env["TORCHINDUCTOR_CACHE_DIR"] = named
-    kinds = [k for k, on in (("inductor", inductor), ("triton", triton), ("aten", aten),
-                             ("manifest", manifest_only)) if on] or list(clear.KINDS)
-    plan = clear.plan(kinds, env)
-    refused = 1 if plan.refused else 0
-    for line in view.plan_lines(plan, dry_run):
-        typer.echo(line)
-    if dry_run or not plan.count:
-        raise typer.Exit(refused)
-    if not yes:
-        if not sys.stdin.isatty():
-            raise _usage_error(t("clear.not_interactive"))
-        if not typer.confirm(view.prompt(plan), default=False):
-            typer.echo(t("clear.declined"))
-            raise typer.Exit(1)
-    try:
-        outcome = clear.execute(plan)
-    except clear.Refused:
-        typer.echo("flexdoctor: error: " + t("clear.warm_running", path=plan.lock_root), err=True)
-        raise typer.Exit(1)
-    for line in view.outcome_lines(outcome):
-        typer.echo(line)
-    raise typer.Exit(1 if (outcome.errors or refused) else 0)
-
-
-def register(app: typer.Typer) -> None:
-    app.command("warm-cache")(warm_cache)
-    app.command("clear-cache")(clear_cache)
