@@ -157,3 +157,21 @@ def verdict(path: str, uid: Optional[int] = None) -> Verdict:
     except OSError as exc:
         return Verdict(False, "cannot-inspect", getattr(exc, "filename", None) or path)
     return judge(chain, uid)
+
+
+def make_private_dirs(path: str) -> list:
+    """Create ``path`` and any missing parent with mode 0700 (os.makedirs gives only the leaf
+    its mode; a parent made with a loose umask would fail the walk). Returns what it created."""
+    created, p = [], os.path.abspath(os.path.expanduser(path))
+    missing = []
+    while not os.path.lexists(p):
+        missing.append(p)
+        parent = os.path.dirname(p)
+        if parent == p:
+            break
+        p = parent
+    for d in reversed(missing):
+        os.mkdir(d, 0o700)
+        os.chmod(d, 0o700)  # mkdir's mode is masked by the umask; 0700 must hold whatever it is
+        created.append(d)
+    return created
