@@ -183,6 +183,15 @@ def _digest(data: bytes) -> str:
     return base64.b32encode(hashlib.sha256(data).digest())[:51].decode("ascii").lower()
 
 
+def _graph_entry(path: str, name: str) -> bool:
+    """A torch pickle (cheap: its first bytes), else a file named by the sha256 of its content."""
+    start = head(path, 512)
+    if is_pickle(start) and b"torch" in start:
+        return True
+    data = head(path, JSON_LIMIT)
+    return data is not None and _digest(data) == name
+
+
 def graph_entries(path: str, children: list) -> dict:
     """fxgraph/<2>/<key>/ and aotautograd/<key>/: entries named by the sha256 of their pickled
     content (torch 2.13 FxGraphCache._write_to_local_cache, AOTAutogradCache); releases that named
@@ -190,9 +199,7 @@ def graph_entries(path: str, children: list) -> dict:
     out = {}
     for c in children:
         if c.is_file(follow_symlinks=False) and DIGEST.match(c.name):
-            data = head(c.path, JSON_LIMIT)
-            named = data is not None and _digest(data) == c.name
-            out[c.name] = FILE if named or (is_pickle(data) and b"torch" in data[:512]) else "content"
+            out[c.name] = FILE if _graph_entry(c.path, c.name) else "content"
         elif c.is_file(follow_symlinks=False) and ATOMIC_TMP.match(c.name):
             out[c.name] = FILE
         else:

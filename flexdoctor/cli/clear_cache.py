@@ -29,7 +29,8 @@ def clear_cache(
                        "and what it keeps; delete nothing.")] = False,
     yes: Annotated[bool, typer.Option("--yes", "-y", help="Do not ask (needed when not interactive).")] = False,
     cache_dir: Annotated[Optional[str], typer.Option("--cache-dir", metavar="DIR",
-                         help="The Inductor cache dir to clear (default: TORCHINDUCTOR_CACHE_DIR or torch's default).")] = None,
+                         help="The Inductor cache dir to clear (default: TORCHINDUCTOR_CACHE_DIR or "
+                              "torch's default).")] = None,
     no_color: Annotated[bool, typer.Option("--no-color", help="No colour (also: NO_COLOR=1).")] = False,
 ) -> None:
     """Delete compile caches safely: only what torch, Inductor, Triton and ATen wrote.
