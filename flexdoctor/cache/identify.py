@@ -70,11 +70,16 @@ GROUP_PREFIX = "__grp__"  # FileCacheManager.put_group: __grp__<metadata file na
 ATEN_KERNEL = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*_arch(?:\d+\.\d+|gfx[0-9a-z]+(?::[a-z_]+[+-])*)"
                          r"_nvrtc\d+\.\d+_(?:sass|ptx)_\d+_[0-9a-f]{40}(?:_tmp_\d+)?$")
 
-# Extensions Inductor gives generated files, with what their content must look like.
-TEXT_EXT = {"py", "cpp", "cc", "c", "h", "hpp", "cu", "cuh", "S", "s", "asm", "ll", "ptx", "json", "txt",
-            "log", "amdgcn"}
-MAGIC_EXT = {"so": b"\x7fELF", "o": b"\x7fELF", "cubin": b"\x7fELF", "hsaco": b"\x7fELF",
-             "spv": b"\x03\x02\x23\x07", "gch": b"gpch", "fatbin": b"\x50\xed\x55\xba"}
+# Extensions Inductor gives generated files (codecache.write callers: py, cpp, main.cpp,
+# wrapper.cpp, kernel.cpp, h, txt, json, S/asm consts, cubin/hsaco/spv/fatbin binaries, so, o),
+# with what their content must look like.
+TEXT_EXT = {"py", "cpp", "cc", "c", "h", "hpp", "cu", "cuh", "S", "s", "asm", "ll", "llir", "ttir", "ttgir",
+            "source", "ptx", "json", "txt", "log", "amdgcn"}
+ELF = b"\x7fELF"
+MACHO = (b"\xcf\xfa\xed\xfe", b"\xce\xfa\xed\xfe", b"\xca\xfe\xba\xbe")  # Inductor on macOS
+MAGIC_EXT = {"so": (ELF,) + MACHO, "o": (ELF,) + MACHO, "pyd": (b"MZ",), "dll": (b"MZ",),
+             "cubin": (ELF,), "hsaco": (ELF,), "spv": (b"\x03\x02\x23\x07",), "gch": (b"gpch",),
+             "fatbin": (b"\x50\xed\x55\xba",)}
 
 
 # --------------------------------------------------------------------------- content
@@ -144,7 +149,7 @@ def code_content_ok(path: str, ext: str) -> Optional[bool]:
     """Does the file look like Inductor's output for its extension? None: an extension we do not know."""
     if ext in MAGIC_EXT:
         data = head(path, 8)
-        return data is not None and data.startswith(MAGIC_EXT[ext])
+        return data is not None and data.startswith(MAGIC_EXT[ext])  # startswith takes the tuple
     if ext in TEXT_EXT:
         return is_text(head(path))
     return None
@@ -363,7 +368,7 @@ def _triton_file(entry: os.DirEntry) -> str:
     """A file of a Triton entry that no group file lists."""
     if TRITON_MODULE.match(entry.name):  # build.py: a compiled launcher / utils module
         data = head(entry.path, 4)
-        return FILE if data is not None and data.startswith(b"\x7fELF") else "content"
+        return FILE if data is not None and data.startswith(ELF) else "content"
     if entry.name.endswith(".autotune.json"):  # autotuner.py check_disk_cache
         data = load_json(entry.path)
         return FILE if isinstance(data, dict) and "configs_timings" in data else "content"
@@ -411,7 +416,7 @@ def _kernel_binary(data: Optional[bytes]) -> bool:
     """What nvrtcGetCUBIN (an ELF) or nvrtcGetPTX (PTX text: .version/.target) return."""
     if data is None:
         return False
-    if data.startswith(b"\x7fELF"):
+    if data.startswith(ELF):
         return True
     return is_text(data) and b".version" in data and b".target" in data
 
