@@ -161,3 +161,13 @@ def test_same_torch_with_and_without_local_version_tag_is_fresh():
     assert mf.compare(old, dict(old, torch="2.11.0")) == []
     assert mf.compare(old, dict(old, torch="2.12.0"))[0][0] == "torch"
     assert mf.compare(old, dict(old, torch_git="deadbeef"))[0][0] == "torch build"
+
+
+def test_permissions_skip_a_kernel_cache_aten_will_never_create():
+    aten = dataclasses.replace(GOOD_LOC, kind="aten", path="/shared/k", source="PYTORCH_KERNEL_CACHE_PATH",
+                               exists=False, chain=_chain(("/shared", 0, 0o777, "ancestor"), ("/", 0, 0o755, "parent")))
+    f = facts()
+    f = dataclasses.replace(f, cache=dataclasses.replace(f.cache, aten=aten))
+    assert run("FD504", f).status == Status.PASS
+    inductor = dataclasses.replace(aten, kind="inductor", source="TORCHINDUCTOR_CACHE_DIR")  # torch does create it
+    assert run("FD504", facts(inductor)).status == Status.FAIL

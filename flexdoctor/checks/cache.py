@@ -137,8 +137,10 @@ SAFE_HOME = {"inductor": ("TORCHINDUCTOR_CACHE_DIR", "$HOME/.cache/torchinductor
 def location_verdict(loc, uid: Optional[int]) -> Optional[safety.Verdict]:
     """safety.judge over the rows the probe recorded; facts recorded without them are judged
     by the cache dir's own owner and mode. None: nothing to judge."""
-    if loc is None:
+    if loc is None or not loc.path:
         return None
+    if loc.kind == "aten" and loc.source == "PYTORCH_KERNEL_CACHE_PATH" and not loc.exists:
+        return None  # jit_utils.cpp get_cache_dir never creates the directory named there: no cache
     if loc.chain is not None:
         return safety.judge(loc.chain, uid)
     if loc.exists and loc.owner_uid is not None and loc.mode is not None:
