@@ -7,10 +7,12 @@ import shlex
 from typing import Optional
 
 from .. import knowledge as kb
+from ..cache import envflags
 from ..cache import manifest as mf
 from ..facts import Facts, ProbeError, Skip, ok, require
 from ..model import Finding
 from . import _util as u
+from ..text import t
 from .base import check, fail, passed, skip, warn
 
 GIB = 1 << 30
@@ -219,17 +221,51 @@ def cache_stale_bytes(facts: Facts) -> Finding:
 
 @check("FD507", "cache-enabled", area="cache")
 def cache_enabled(facts: Facts) -> Finding:
-    """What it checks: environment switches that turn compile caching off:
-    TORCHINDUCTOR_FORCE_DISABLE_CACHES=1, TORCH_COMPILE_FORCE_DISABLE_CACHES=1,
-    TORCHINDUCTOR_FX_GRAPH_CACHE=0, TORCHINDUCTOR_AUTOGRAD_CACHE=0, TRITON_ALWAYS_COMPILE=1.
+    """What it checks: environment switches that turn compile caching off, parsed exactly as the
+    installed torch and Triton parse them: TORCHINDUCTOR_FORCE_DISABLE_CACHES,
+    TORCH_COMPILE_FORCE_DISABLE_CACHES (torch 2.9+), TORCHINDUCTOR_FX_GRAPH_CACHE,
+    TORCHINDUCTOR_FX_GRAPH_CACHE_DEFAULT (2.10+), TORCHINDUCTOR_AUTOGRAD_CACHE, TRITON_ALWAYS_COMPILE.
 
-    Why it matters: with any of them set every process compiles flex_attention from scratch,
-    and a warmed cache is ignored. They are often left over from debugging.
+    Why it matters: with any of them in effect every process compiles flex_attention from scratch,
+    and a warmed cache is ignored. They are often left over from debugging. The parsing differs by
+    release: torch <= 2.7 forces the caches off only for "1"; from 2.8 any value but "0" or empty
+    does, so TORCHINDUCTOR_FORCE_DISABLE_CACHES=false turns caching OFF; from 2.7
+    TORCHINDUCTOR_FX_GRAPH_CACHE=false leaves the FX graph cache ON (only "0" turns it off);
+    triton <= 3.3 honours TRITON_ALWAYS_COMPILE=1 only, 3.4+ also true/yes/on/y. (Table and
+    sources: flexdoctor/cache/envflags.py.)
 
     How to fix: unset them in the training job's environment.
     """
     c = _cache(facts)
-    if c.disabled_by:
-        names = " ".join(v.split("=", 1)[0] for v in c.disabled_by)
-        return warn("cache-enabled.disabled", kb.fix("cache-disabled", names=names), what=", ".join(c.disabled_by))
-    return passed("cache-enabled.pass")
+    if not ok(facts.host):  # no environment recorded: the probe's judgement with the newest rules
+        if c.disabled_by:
+            names = [v.split("=", 1)[0] for v in c.disabled_by]
+            return warn("cache-enabled.disabled", kb.fix("cache-disabled", unset=_unset(facts, names)),
+                        what=", ".join(c.disabled_by))
+        return passed("cache-enabled.pass")
+    tv = facts.torch.version if ok(facts.torch) else None
+    pk = facts.python.packages if ok(facts.python) else {}
+    rt = facts.torch_runtime
+    trv = (rt.triton_version if ok(rt) else None) or next(
+        (pk[n] for n in ("triton", "pytorch-triton", "pytorch-triton-rocm", "triton-windows") if n in pk), None)
+    found = envflags.switches(facts.host.env, tv, trv)
+    off = [s for s in found if s.off]
+    notes = [_switch_note(s) for s in found if s.surprising or (not s.read)]
+    if off:
+        return warn("cache-enabled.disabled", kb.fix("cache-disabled", unset=_unset(facts, [s.name for s in off])),
+                    what=", ".join(f"{s.name}={s.value}" for s in off),
+                    details=[_switch_note(s) for s in off]
+                    + [_switch_note(s) for s in found if not s.off and (s.surprising or not s.read)])
+    return passed("cache-enabled.pass", details=notes)
+
+
+def _unset(facts: Facts, names: list) -> str:
+    """Unsetting variables in the user's shell: PowerShell on Windows, POSIX elsewhere."""
+    if ok(facts.python) and facts.python.platform.startswith("win"):
+        return "Remove-Item " + ", ".join(f"Env:{n}" for n in names)
+    return "unset " + " ".join(names)
+
+
+def _switch_note(s) -> str:
+    return t("cache-enabled.note", name=s.name, value=s.value,
+             rule=t(f"cache-enabled.{s.rule}", release=s.release, other=envflags.FORCE, fx=envflags.FX))
