@@ -19,9 +19,11 @@ Sources read (github.com/bghira/SimpleTuner, main at bc8e6ab7, 2026-08; setup.py
 - Compilation: ``--dynamo_backend`` (field registry advanced.py, default ``"no"``; also
   ``dynamo_mode``, ``dynamo_fullgraph``, ``dynamo_dynamic``, ``dynamo_use_regional_compilation``)
   builds Accelerate's ``TorchDynamoPlugin`` in trainer.py, which ``accelerator.prepare`` applies
-  to the model. In config.env, ``TRAINING_DYNAMO_BACKEND`` (and ``TRAINER_DYNAMO_BACKEND``) are
-  ignored by env_file.load_env_config but passed by simpletuner/train.sh to
-  ``accelerate launch --dynamo_backend`` (documentation/OPTIONS.md "Torch Dynamo"). Only
+  to the model. In config.env, ``TRAINING_DYNAMO_BACKEND`` and ``TRAINER_DYNAMO_BACKEND`` are
+  skipped by env_file.load_env_config; simpletuner/train.sh passes ``TRAINING_DYNAMO_BACKEND`` to
+  ``accelerate launch --dynamo_backend`` only when no accelerate config file exists (with one, its
+  ``dynamo_config`` decides), and no launch path reads ``TRAINER_DYNAMO_BACKEND`` (see
+  project/simpletuner.py). Only
   ``inductor`` lowers flex_attention to a fused Triton kernel; the other Dynamo backends run
   flex's unfused reference implementation.
 - Precision: ``--mixed_precision`` choices no|fp16|bf16|fp8 (default bf16, advanced.py);
