@@ -362,14 +362,16 @@ def attention_precision(facts: Facts) -> Finding:
 
 @check("FD705", "attention-device", area="diffusers")
 def attention_device(facts: Facts) -> Finding:
-    """What it checks: that this machine has the device the configured attention backend runs on:
-    an NVIDIA GPU torch can use for flash-attn, SageAttention, cuDNN/flash SDPA and xformers;
-    Apple MPS for metal-flash-attention; and for flex, a GPU (flex compiles on the CPU for
-    inference only, and torch 2.11+ rejects its backward on the CPU; on MPS there is no Triton).
+    """What it checks: that this machine has the device the configured attention backend runs on
+    for training: an NVIDIA GPU torch can use for flash-attn, SageAttention, cuDNN/flash SDPA and
+    xformers; Apple MPS for metal-flash-attention; and for flex, a CUDA or ROCm GPU: flex's
+    backward runs nowhere else (torch 2.11+ rejects it on the CPU; on MPS, torch 2.13+ compiles
+    the forward only and 2.6-2.12 reject MPS tensors). A backend the model family never reaches
+    (FD702) needs no device.
 
     Why it matters: a CPU wheel, a container without the GPU, or a Mac turns the first training
-    step into "Query, key, and value must be on a CUDA device" or "FlexAttention does not support
-    backward on CPU", after the data and models have loaded.
+    step into "Query, key, and value must be on a CUDA device", "FlexAttention does not support
+    backward on CPU" or "... on MPS", after the data and models have loaded.
 
     How to fix: run on a machine where torch.cuda.is_available() is True (see FD204/FD205), or set
     attention_mechanism to "diffusers" there.
@@ -379,6 +381,11 @@ def attention_device(facts: Facts) -> Finding:
     if mech not in tb.MECHANISMS:
         return skip("attention-device.invalid_mechanism", mechanism=mech)
     backend = _backend(facts, cfg)
+    family, path = _family_path(cfg)
+    if (tb.mechanism_kind(mech) == "dispatcher" and path is not None and path != "dispatcher"
+            and not (family in tb.FUSED_FLASH_FAMILIES and mech.startswith("flash")
+                     and cfg.flag("fuse_qkv_projections"))):
+        return passed("attention-device.not_reached", mechanism=mech, family=family)
     if mech.startswith("metal-flash-attention"):
         need = "mps"
     elif backend == "flex":
@@ -389,24 +396,31 @@ def attention_device(facts: Facts) -> Finding:
         return passed("attention-device.any", mechanism=mech)
     if facts.torch is None:
         return skip("common.torch_not_installed")
-    rt = facts.torch_runtime
-    if ok(rt):
-        cuda, mps = bool(rt.cuda_available), bool(rt.mps_available)
-    elif ok(facts.torch):  # static tier: a CUDA build with an NVIDIA GPU is taken at its word
-        cuda = u.torch_build(facts) in ("cuda", "rocm") and (u.has_nvidia_gpu(facts) or bool(facts.torch.hip))
-        mps = ok(facts.python) and facts.python.platform == "darwin"
-    else:
+    device = _flex_device(facts)
+    if device is None:
         return skip("attention-device.unknown")
     fix = kb.fix("attention-backend-needs-device", setting=_setting(cfg, "attention_mechanism", tb.DEFAULT_MECHANISM))
     if need == "mps":
-        if mps:
+        if device == "mps":
             return passed("attention-device.pass", mechanism=mech, device="MPS")
         return fail("attention-device.no_mps", fix, mechanism=mech)
-    if cuda:
-        return passed("attention-device.pass", mechanism=mech, device="CUDA")
-    if need == "flex":
-        return fail("attention-device.flex_no_gpu", fix, mechanism=mech, device="MPS" if mps else "CPU")
-    return fail("attention-device.no_cuda", fix, mechanism=mech, device="MPS" if mps else "CPU")
+    if device in ("cuda", "rocm"):
+        return passed("attention-device.pass", mechanism=mech, device="CUDA" if device == "cuda" else "ROCm")
+    if need != "flex":
+        return fail("attention-device.no_cuda", fix, mechanism=mech, device="MPS" if device == "mps" else "CPU")
+    version = facts.torch.version if ok(facts.torch) else "?"
+    if device == "mps":
+        if _torch_at_least(facts, "2.13"):
+            return fail("attention-device.flex_mps_no_backward", fix, mechanism=mech, version=version)
+        if _torch_at_least(facts, "2.6"):
+            return fail("attention-device.flex_mps_rejected", fix, mechanism=mech, version=version)
+        return warn("attention-device.flex_eager_only", fix, mechanism=mech, version=version, device="MPS")
+    if _torch_at_least(facts, "2.11"):
+        return fail("attention-device.flex_cpu_no_backward", fix, mechanism=mech, version=version)
+    dynamo, _, _ = _dynamo(cfg)
+    if dynamo in tb.FLEX_FUSING_DYNAMO:
+        return fail("attention-device.flex_cpu_compiled_inference", fix, mechanism=mech, version=version)
+    return warn("attention-device.flex_eager_only", fix, mechanism=mech, version=version, device="CPU")
 
 
 @check("FD706", "diffusers-dispatcher", area="diffusers")
