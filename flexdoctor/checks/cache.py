@@ -3,6 +3,7 @@ and whether flexdoctor's warm-cache manifest still matches this environment. Pur
 
 from __future__ import annotations
 
+import dataclasses
 import shlex
 from typing import Optional
 
@@ -39,6 +40,26 @@ def _cache(facts: Facts):
 
 def _persistent_dir(facts: Facts) -> str:
     return "$HOME/.cache/torchinductor"
+
+
+def _warm_fix(ref: str, facts: Facts, **kw):
+    """A fix whose warm-up step fits this machine: the GPU preset where a GPU can compile, the same
+    preset on the CPU where CPU Inductor can compile flex (torch 2.6+, Linux, AVX2), and no warm-up
+    step where nothing can compile flex (warming would only fail)."""
+    fix = kb.fix(ref, warm=_warm_command(facts) or "", **kw)
+    return dataclasses.replace(fix, commands=tuple(c for c in fix.commands if c))
+
+
+def _warm_command(facts: Facts) -> Optional[str]:
+    gpu = u.has_nvidia_gpu(facts) or (ok(facts.torch) and bool(facts.torch.hip))
+    if gpu:
+        return "flexdoctor warm-cache --preset llm-causal"
+    tv = u.base_version(facts.torch.version) if ok(facts.torch) else None
+    linux = u.is_linux(facts)
+    avx2 = facts.host.cpu_avx2 if ok(facts.host) else None
+    if tv is not None and tv >= u.version("2.6") and linux and avx2 is not False:
+        return "flexdoctor warm-cache --preset llm-causal --device cpu"
+    return None
 
 
 def current_fingerprint(facts: Facts) -> dict:
@@ -78,7 +99,7 @@ def cache_location(facts: Facts) -> Finding:
     loc = c.inductor
     if loc.in_temp or loc.fs_type == "tmpfs":
         where = "a tmpfs (memory) filesystem" if loc.fs_type == "tmpfs" else "a temporary directory"
-        return warn("cache-location.temporary", kb.fix("cache-in-tmp", dir=_persistent_dir(facts)),
+        return warn("cache-location.temporary", _warm_fix("cache-in-tmp", facts, dir=_persistent_dir(facts)),
                     path=loc.path, where=where, source=loc.source)
     return passed("cache-location.pass", path=loc.path, source=loc.source, fs=loc.fs_type or "?")
 
@@ -180,13 +201,13 @@ def cache_freshness(facts: Facts) -> Finding:
     c = _cache(facts)
     m = c.manifest
     if isinstance(m, ProbeError):
-        return warn("cache-freshness.unreadable", kb.fix("cache-stale"), error=m.message)
+        return warn("cache-freshness.unreadable", _warm_fix("cache-stale", facts), error=m.message)
     if m is None:
         return passed("cache-freshness.never", path=c.inductor.path)
     changed = mf.compare(m.fingerprint, current_fingerprint(facts))
     if changed:
         what = "; ".join(f"{label} {old or '-'} -> {new}" for label, old, new in changed)
-        return warn("cache-freshness.stale", kb.fix("cache-stale"), what=what, when=m.written_at or "?")
+        return warn("cache-freshness.stale", _warm_fix("cache-stale", facts), what=what, when=m.written_at or "?")
     return passed("cache-freshness.fresh", count=len(m.configs), when=m.written_at or "?",
                   details=list(m.configs[:12]))
 
@@ -214,7 +235,7 @@ def cache_stale_bytes(facts: Facts) -> Finding:
     stale = [g for g in m.entry_groups if mf.compare(g.get("fingerprint") or {}, current)]
     dead = sum(int(g.get("bytes") or 0) for g in stale)
     if dead >= DEAD_WEIGHT:
-        return warn("cache-stale-bytes.dead_weight", kb.fix("cache-dead-weight"), dead=_size(dead),
+        return warn("cache-stale-bytes.dead_weight", _warm_fix("cache-dead-weight", facts), dead=_size(dead),
                     total=_size(total), groups=len(stale))
     return passed("cache-stale-bytes.pass", dead=_size(dead), total=_size(total))
 

@@ -184,6 +184,39 @@ def _path_text(family: str, path: Optional[str]) -> str:
 # --------------------------------------------------------------------------- checks
 
 
+def _norm_name(text: str) -> str:
+    return text.strip().lower().replace("_", "-").strip("-")
+
+
+def closest_mechanisms(value: str, n: int = 2) -> list:
+    """SimpleTuner mechanisms closest to a misspelling, matched against every name a user may mean:
+    the mechanisms themselves, attention_backend.py's aliases and diffusers' backend names
+    (flash -> flash-attn, _native_cudnn -> cudnn ...). "flsh" -> flash-attn, flex."""
+    names: dict = {}
+    for m in tb.MECHANISMS:
+        names.setdefault(_norm_name(m), m)
+    for alias, m in tb.ALIASES.items():
+        names.setdefault(_norm_name(alias), m)
+    for m, backend in tb.DISPATCHER_BACKENDS.items():
+        names.setdefault(_norm_name(backend), m)
+    key = _norm_name(value)
+    if key in names:
+        return [names[key]]
+    out: list = []
+    bases: set = set()  # one per kind (flash-attn*, flex, native*, ...): distinct alternatives
+    scored = sorted(((difflib.SequenceMatcher(None, key, name).ratio(), name) for name in names),
+                    key=lambda x: (-x[0], len(x[1]), x[1]))  # ties: the shorter, plainer name
+    for ratio, hit in scored:
+        if ratio < 0.5:
+            break
+        m = names[hit]
+        base = m.split("-")[0]
+        if m not in out and base not in bases:
+            out.append(m)
+            bases.add(base)
+    return out[:n]
+
+
 @check("FD701", "attention-mechanism", area="diffusers")
 def attention_mechanism(facts: Facts) -> Finding:
     """What it checks: that the config's attention_mechanism is a value SimpleTuner accepts, and
@@ -202,12 +235,13 @@ def attention_mechanism(facts: Facts) -> Finding:
     mech = _mechanism(cfg)
     where = _where(cfg, "attention_mechanism")
     if mech not in tb.MECHANISMS:
-        suggestion = tb.ALIASES.get(mech.lower()) or next(iter(difflib.get_close_matches(mech, tb.MECHANISMS, 1)),
-                                                            tb.DEFAULT_MECHANISM)
+        close = closest_mechanisms(mech)
+        suggestion = close[0] if close else tb.DEFAULT_MECHANISM
+        details = [t("attention-mechanism.closest", names=", ".join(close))] if len(close) > 1 else []
         return fail("attention-mechanism.invalid",
                     kb.fix("simpletuner-attention-mechanism-invalid",
                            setting=_setting(cfg, "attention_mechanism", suggestion)),
-                    details=[t("attention-mechanism.choices", choices=", ".join(tb.MECHANISMS))],
+                    details=details + [t("attention-mechanism.choices", choices=", ".join(tb.MECHANISMS))],
                     mechanism=mech, where=where, suggestion=suggestion)
     kind = tb.mechanism_kind(mech)
     if kind == "default":
@@ -355,6 +389,10 @@ def attention_precision(facts: Facts) -> Finding:
         return fail("attention-precision.fp32",
                     kb.fix("attention-backend-needs-half", setting=_setting(cfg, "mixed_precision", "bf16")),
                     mechanism=mech, where=_where(cfg, "mixed_precision"), details=details)
+    if dtype == "fp16" and backend in tb.BF16_ONLY_BACKENDS:
+        return fail("attention-precision.bf16_only",
+                    kb.fix("attention-backend-needs-half", setting=_setting(cfg, "mixed_precision", "bf16")),
+                    backend=backend, where=_where(cfg, "mixed_precision"), details=details)
     if dtype == "fp32" and backend == "flex":
         return passed("attention-precision.flex_fp32", details=details)
     return passed("attention-precision.pass", mechanism=mech, mp=mp, dtype=dtype, details=details)

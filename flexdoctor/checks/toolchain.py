@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from .. import knowledge as kb
 from ..facts import Facts, Skip, ok, require
-from ..model import Finding
+from ..model import Finding, Status
 from ..text import t
 from . import _util as u
 from .base import check, passed, skip, warn
@@ -16,6 +16,14 @@ def _cuda_torch(facts: Facts) -> str:
     if u.torch_build(facts) != "cuda":
         raise Skip(t("common.not_cuda_toolkit"))
     return facts.torch.cuda
+
+
+def _not_cuda_torch(facts: Facts) -> Finding:
+    """FD401's skip for a torch without CUDA, with the fix the `extensions` profile needs: under
+    that profile this skip is a failure (policy: Profile.required)."""
+    version = facts.torch.version if ok(facts.torch) else "?"
+    fix = kb.fix("extension-build-needs-cuda-torch", python=u.python_cmd(facts), version=version)
+    return Finding(Status.SKIP, t("nvcc-found.not_cuda_torch", version=version), fix)
 
 
 def _toolkit_ctx(torch_cuda: str) -> dict:
@@ -34,9 +42,13 @@ def nvcc_found(facts: Facts) -> Finding:
     torch.utils.cpp_extension module, so its absence is a warning.
 
     How to fix: nothing for flex; for extension builds install the CUDA toolkit whose major
-    version matches torch.version.cuda and put its bin/ on PATH.
+    version matches torch.version.cuda and put its bin/ on PATH. A torch without CUDA ("+cpu",
+    ROCm) cannot build CUDA extensions at all: this check skips, and under `--profile extensions`
+    that skip is a failure whose fix is a CUDA build of torch.
     """
-    torch_cuda = _cuda_torch(facts)
+    if u.torch_build(facts) != "cuda":
+        return _not_cuda_torch(facts)
+    torch_cuda = facts.torch.cuda
     tc = require(facts.toolchain, "toolchain facts")
     fix = kb.fix("nvcc-not-found", **_toolkit_ctx(torch_cuda))
     if tc.nvcc is None:

@@ -97,9 +97,12 @@ def mechanism_kind(mechanism: str) -> str:
 # kernel's own dtype error. flex, native, _native_efficient, _native_math accept fp32.
 HALF_ONLY_BACKENDS = frozenset({
     "flash", "flash_hub", "flash_varlen", "flash_varlen_hub", "flash_4_hub", "_flash_3", "_flash_varlen_3",
-    "_flash_3_hub", "_flash_3_varlen_hub", "aiter_fa2_hub", "_native_cudnn", "_native_flash", "_native_npu",
-    "sage", "sage_hub", "sage_blackwell_hub", "sage_varlen",
+    "_flash_3_hub", "_flash_3_varlen_hub", "aiter", "aiter_fa2_hub", "_native_cudnn", "_native_flash",
+    "_native_npu", "sage", "sage_hub", "sage_blackwell_hub", "sage_varlen",
 })
+# Backends registered with _check_qkv_dtype_bf16 (0.40-0.42: aiter_fa2_hub, whose CK kernel ships
+# bf16 mha_fwd instances only): fp16 raises "Query, key, and value must be bfloat16." too.
+BF16_ONLY_BACKENDS = frozenset({"aiter_fa2_hub"})
 # Backends that need an NVIDIA (CUDA) device: flash-attn kernels, cuDNN/flash SDPA, SageAttention.
 CUDA_ONLY_BACKENDS = HALF_ONLY_BACKENDS - {"_native_npu"} | {
     "_sage_qk_int8_pv_fp8_cuda", "_sage_qk_int8_pv_fp8_cuda_sm90", "_sage_qk_int8_pv_fp16_cuda",
@@ -155,10 +158,11 @@ DISPATCHER_SINCE = (0, 35)
 SIMPLETUNER_MIN_DIFFUSERS = (0, 36)  # SimpleTuner setup.py: diffusers>=0.36.0
 
 # AttentionBackendName values across diffusers 0.35.0-0.42.1, for judging a value statically
-# when diffusers cannot be imported (the installed enum wins whenever it can be read).
+# when diffusers cannot be imported (the installed enum wins whenever it can be read). "aiter"
+# (the aiter package, ROCm) exists in 0.36-0.39; 0.40 replaced it with "aiter_fa2_hub".
 KNOWN_BACKENDS = frozenset({
     "flash", "flash_hub", "flash_varlen", "flash_varlen_hub", "flash_4_hub", "_flash_3", "_flash_varlen_3",
-    "_flash_3_hub", "_flash_3_varlen_hub", "aiter_fa2_hub", "flex", "native", "_native_cudnn",
+    "_flash_3_hub", "_flash_3_varlen_hub", "aiter", "aiter_fa2_hub", "flex", "native", "_native_cudnn",
     "_native_efficient", "_native_flash", "_native_math", "_native_npu", "_native_xla", "sage", "sage_hub",
     "sage_blackwell_hub", "sage_varlen", "_sage_qk_int8_pv_fp8_cuda", "_sage_qk_int8_pv_fp8_cuda_sm90",
     "_sage_qk_int8_pv_fp16_cuda", "_sage_qk_int8_pv_fp16_triton", "xformers",
