@@ -194,13 +194,24 @@ def test_keys_load_skips_junk_and_links(warmed_root, tmp_path):
     assert [w.label for w in keys.load(str(warmed_root))] == [WARM_LABEL]
 
 
-def test_keys_dir_is_not_a_cache_entry_and_clear_cache_knows_it(warmed_root):
+def test_keys_dir_is_not_a_cache_entry_and_clear_cache_identifies_it(warmed_root):
+    """clear-cache deletes flexdoctor-keys/ files it identifies (name and content) with the
+    Inductor cache or --manifest, and keeps anything else put there."""
     from flexdoctor.cache import clear
 
     assert manifest.entries(str(warmed_root)) == set()
-    (warmed_root / "fxgraph").mkdir()
-    children = list(os.scandir(warmed_root))  # a foreign name here would make clear-cache refuse
-    assert clear.looks_like("inductor", str(warmed_root), children) is None
+    d = Path(keys.directory(str(warmed_root)))
+    (d / "notes.txt").write_text("mine")
+    (d / ("fx-f" + "a" * 51 + ".json")).write_text(json.dumps({"format": 1, "key": "other"}))  # wrong key
+    env = {"TORCHINDUCTOR_CACHE_DIR": str(warmed_root), "HOME": str(warmed_root.parent)}
+    for kinds in (["inductor"], ["manifest"]):
+        cp = [c for c in clear.plan(kinds, env).caches if c.kind == kinds[0]][0]
+        deleted = {f for u in cp.units for f, _ in u.files}
+        kept = {k.rel: k.reason for k in cp.kept}
+        warmed = next(p.name for p in d.glob("fx-f*.json") if "a" * 51 not in p.name)
+        assert f"flexdoctor-keys/{warmed}" in deleted, (kinds, deleted)
+        assert kept.get("flexdoctor-keys/notes.txt") == "unknown"
+        assert kept.get(f"flexdoctor-keys/fx-f{'a' * 51}.json") == "content"
 
 
 # --------------------------------------------------------------------------- rendering

@@ -24,7 +24,7 @@ from .trace import Graph, Trace
 
 DIR_NAME = locations.KEYS_NAME
 FORMAT = 1
-_KEY = re.compile(r"^[A-Za-z0-9_-]{8,128}$")
+_KEY = re.compile(r"^f[a-z2-7]{51}$")  # an FX graph key (identify.FX_KEY): also names the file
 MAX_FILES = 2000  # reading more than this many warmed graphs is not worth the wait
 
 
