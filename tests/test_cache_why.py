@@ -345,3 +345,12 @@ def test_cache_why_run_does_not_record_its_own_run_as_warmed(tmp_path):
     r = why.run([sys.executable, "-c", script, str(src)], str(root))
     assert keys.load(str(root)) == [] and r.trace_files == 1 and len(r.verdicts) == 6
     assert [v.status for v in r.verdicts] == ["hit", "miss", "miss", "miss", "miss", "bypass"]
+
+
+def test_cli_refuses_a_cache_others_can_write(tmp_path):
+    """The command compiles into the cache and loads code from it: warm-cache's safety rule (FD504)."""
+    shared = tmp_path / "shared"
+    shared.mkdir()
+    shared.chmod(0o777)
+    done = _cli("--cache-dir", str(shared), "--", sys.executable, "-c", "pass")
+    assert done.returncode == 2 and "FD504" in done.stderr and "flexdoctor: running" not in done.stderr

@@ -16,6 +16,7 @@ from ..cliutil import check_output as _check_output
 from ..cliutil import usage_error as _usage_error
 from ..cliutil import write as _write
 from ._common import OutputOpt
+from ._safety import guard_cache_dirs
 
 # Everything after the first word of the command is the command's own: `-- CMD ARGS...`.
 CONTEXT = {"allow_interspersed_args": False, "ignore_unknown_options": True}
@@ -63,15 +64,14 @@ def why(
     if timeout is not None and timeout <= 0:
         raise _usage_error("--timeout must be positive")
     _check_output(output)
+    env = dict(os.environ)
     if cache_dir is not None:
-        root, source = os.path.abspath(os.path.expanduser(str(cache_dir))), "--cache-dir"
-        try:
-            os.makedirs(root, mode=0o700, exist_ok=True)
-        except OSError as exc:
-            raise _usage_error(f"--cache-dir {cache_dir}: {exc.strerror or exc}")
-    else:
-        loc = locations.inductor()
-        root, source = loc.path, loc.source
+        env["TORCHINDUCTOR_CACHE_DIR"] = os.path.abspath(os.path.expanduser(str(cache_dir)))
+    loc = locations.inductor(env)
+    root, source = loc.path, ("--cache-dir" if cache_dir is not None else loc.source)
+    # The command compiles into this cache and loads code from it: the same rule as warm-cache
+    # (FD504's verdict, exit 2 when another user can write there; a missing dir is made 0700).
+    guard_cache_dirs(root, env)
     if keep_trace is not None and keep_trace.exists() and not keep_trace.is_dir():
         raise _usage_error(f"--keep-trace {keep_trace}: not a directory")
     typer.echo(f"flexdoctor: running {' '.join(argv)} with TORCHINDUCTOR_CACHE_DIR={root} and torch's "
@@ -79,7 +79,7 @@ def why(
     # JSON on stdout must stay parseable: the command's own output goes to stderr then.
     to_stderr = sys.stderr.fileno() if fmt == "json" and output is None else None
     result = why_mod.run(argv, root, cache_source=source, timeout=timeout,
-                         keep_trace=str(keep_trace) if keep_trace is not None else None, stdout=to_stderr)
+                         keep_trace=str(keep_trace) if keep_trace is not None else None, env=env, stdout=to_stderr)
     if not result.started:
         raise _usage_error(result.error or "the command could not be started")  # not found, not executable
     _write(why_view.render(result, fmt=fmt, width=shutil.get_terminal_size((100, 24)).columns), output)
