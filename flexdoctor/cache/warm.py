@@ -582,9 +582,14 @@ def run_command(argv: list, cache_dir: str, timeout: Optional[float] = None, ext
         code, error = None, f"did not finish in {timeout:g} s"
     except OSError as exc:
         code, error, started = None, f"could not start: {exc.strerror or exc}", False
-    finally:
+    except BaseException:  # Ctrl-C: drop the trace, record nothing
         if trace_dir is not None:
-            _record_keys(cache_dir, trace_dir, {"kind": "run", "label": _shell_join(argv)}, None)
+            import shutil
+
+            shutil.rmtree(trace_dir, ignore_errors=True)
+        raise
+    if trace_dir is not None:
+        _record_keys(cache_dir, trace_dir, {"kind": "run", "label": _shell_join(argv)}, None)
     after = mf.entries(cache_dir)
     return {"returncode": code, "error": error, "seconds": round(time.monotonic() - t0, 3),
             "new_entries": sorted(after - before), "started": started}
