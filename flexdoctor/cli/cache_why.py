@@ -53,6 +53,7 @@ def why(
     from ..cache import locations
     from ..cache import why as why_mod
     from ..render import why_view
+    from ..text import t
 
     argv = list(command or [])
     if argv and argv[0] == "--":
@@ -74,8 +75,7 @@ def why(
     guard_cache_dirs(root, env)
     if keep_trace is not None and keep_trace.exists() and not keep_trace.is_dir():
         raise _usage_error(f"--keep-trace {keep_trace}: not a directory")
-    typer.echo(f"flexdoctor: running {' '.join(argv)} with TORCHINDUCTOR_CACHE_DIR={root} and torch's "
-               "cache tracing (TORCH_TRACE)…", err=True)
+    typer.echo(t("why.running", command=" ".join(argv), path=root), err=True)
     # JSON on stdout must stay parseable: the command's own output goes to stderr then.
     to_stderr = sys.stderr.fileno() if fmt == "json" and output is None else None
     result = why_mod.run(argv, root, cache_source=source, timeout=timeout,
