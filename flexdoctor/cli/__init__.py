@@ -94,13 +94,55 @@ app.command("bench")(_bench.bench)
 
 
 def main() -> None:
+    """The entry point: owns the signals, ends every child before exiting (worker.lifetime)."""
+    from ..worker import lifetime
+
+    lifetime.own_signals()
+    try:
+        try:
+            code = _invoke()
+        finally:
+            lifetime.shutdown()
+    except KeyboardInterrupt:  # a signal while ending the children
+        code = 130
+    signum = lifetime.received()
+    if signum is not None or code == 130:
+        _stopped(signum)
+        code = lifetime.exit_status(signum) if signum is not None else code
+    sys.exit(code)
+
+
+def _invoke():
+    """Run the command; its exit code (0 when it returns)."""
     try:
         _prefetch(sys.argv[1:])
         app()
+    except SystemExit as exc:
+        return exc.code
     except KeyboardInterrupt:
-        typer.echo("flexdoctor: interrupted", err=True)
-        sys.exit(130)
+        return 130
     except Exception as exc:  # a flexdoctor bug: one clear line, never a traceback
         typer.echo(f"flexdoctor: internal error: {type(exc).__name__}: {exc}\n"
                    "Please report it with the output of `flexdoctor facts`.", err=True)
-        sys.exit(EXIT_USAGE)
+        return EXIT_USAGE
+    return 0
+
+
+def _stopped(signum) -> None:
+    """The one line for a signal (SIGHUP: the terminal may be gone, so writing may fail)."""
+    from ..text import t
+    from ..worker import lifetime
+
+    import signal
+
+    if signum is None or signum == signal.SIGINT:
+        line = t("stopped.sigint")
+    else:
+        line = t("stopped.signal", signal=lifetime.signal_name(signum))
+    if lifetime.noted():
+        line = t("stopped.with_note", line=line, note=lifetime.noted())
+    try:
+        sys.stderr.write(line + "\n")
+        sys.stderr.flush()
+    except (OSError, ValueError):
+        pass

@@ -23,10 +23,12 @@ def _color(no_color: bool) -> bool:
 
 
 def _gather(python: str, static: bool, progress: bool, deep: bool = False, config: Optional[str] = None):
+    from ..deep import deep as deep_mod
     from ..probes import gather
 
+    deep_probe = (lambda timeout: deep_mod.probe(python, timeout=timeout)) if deep else None
     if not progress or not sys.stderr.isatty() or in_ci():
-        return gather(python, runtime=not static, deep=deep, config=config)
+        return gather(python, runtime=not static, deep=deep_probe, config=config)
     from rich.console import Console
 
     console = Console(stderr=True)
@@ -34,10 +36,8 @@ def _gather(python: str, static: bool, progress: bool, deep: bool = False, confi
     with console.status(msg) as status:
         if not deep:
             return gather(python, runtime=not static, config=config)
-        from ..deep import deep as deep_mod
-
         with deep_mod.listen(lambda stage: status.update(f"flexdoctor: deep tier: {stage}…")):
-            return gather(python, runtime=not static, deep=True, config=config)
+            return gather(python, runtime=not static, deep=deep_probe, config=config)
 
 
 def _settings(path: Optional[Path]):

@@ -210,6 +210,8 @@ def warm_cache(
     from ..cache import locations, warm
     from ..cache import manifest as mf
     from ..cache.clear import shared
+    from ..text import t
+    from ..worker import lifetime
 
     if list_presets:
         for name, (doc, cfgs) in warm.PRESETS.items():
@@ -390,10 +392,10 @@ def warm_cache(
             if warmed or run_ok:  # a run that warmed nothing must not make `check` call the cache warm
                 data = mf.merge(old, fp, warmed, after - before, root, __version__, extra)
                 mpath = mf.write(root, data)
-    except KeyboardInterrupt:
+    except KeyboardInterrupt:  # Ctrl-C, SIGTERM, SIGHUP: the CLI entry prints the line and exits 128+n
         runner.kill_all()
-        typer.echo("flexdoctor: interrupted: nothing was written to the manifest", err=True)
-        raise typer.Exit(130)
+        lifetime.note(t("stopped.manifest_untouched"))
+        raise
     finally:
         if export_dir:
             shutil.rmtree(export_dir, ignore_errors=True)
