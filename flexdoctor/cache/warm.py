@@ -498,7 +498,7 @@ def read_bundle(path: str) -> dict:
             meta = json.loads(zf.read("flexdoctor-bundle.json"))
     except FileNotFoundError:
         raise ConfigError(f"--import {path}: no such file")
-    except (OSError, KeyError, ValueError, zipfile.BadZipFile) as exc:
+    except (OSError, KeyError, ValueError, RecursionError, zipfile.BadZipFile) as exc:
         raise ConfigError(f"--import {path}: not a flexdoctor cache bundle ({exc})")
     if not isinstance(meta, dict) or not isinstance(meta.get("fingerprint"), dict):
         raise ConfigError(f"--import {path}: not a flexdoctor cache bundle")

@@ -36,6 +36,23 @@ def probe(python: str, timeout: float = 15.0) -> tuple[PythonFacts | ProbeError,
     return _parse(data)
 
 
+# Every Python answers this, 2.x included (no f-string, no print function).
+_VERSION = "import sys; sys.stdout.write('%d.%d.%d' % tuple(sys.version_info[:3]))"
+
+
+def version(python: str, timeout: float = 30.0) -> tuple | ProbeError:
+    """The interpreter's (major, minor, micro), also for one too old to run the probe scripts."""
+    done = worker_run.run([python, "-c", _VERSION], timeout=timeout)
+    err = failure(done, python)
+    if err is not None:
+        return err
+    try:
+        return tuple(int(part) for part in done.stdout.strip().split("."))
+    except ValueError:
+        return ProbeError(f"{python} -c 'import sys' printed {tail(done.stdout, 1)!r}, not a version",
+                          kind="garbage", detail=tail(done.stdout + done.stderr) or None)
+
+
 def _parse(data: dict):
     py = from_jsonable(PythonFacts, data["python"])
     torch = from_jsonable(TorchStaticFacts, data["torch"]) if data.get("torch") else None

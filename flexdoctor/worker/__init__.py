@@ -14,6 +14,7 @@ from __future__ import annotations
 from pathlib import Path
 
 _HERE = Path(__file__).resolve().parent
+MIN_PYTHON = (3, 8)  # what the worker scripts' syntax and stdlib use (tests/test_worker.py)
 
 
 def script(name: str) -> Path:

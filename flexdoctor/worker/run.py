@@ -197,7 +197,7 @@ class Reader:
             return None
         try:
             data = json.loads(self.result_text)
-        except ValueError:
+        except (ValueError, RecursionError):
             return None
         return data if isinstance(data, dict) else None
 
@@ -225,5 +225,5 @@ def _part(body: str) -> Optional[tuple]:
         name, payload = body[:cut], body[cut + 1:]
     try:
         return name, json.loads(payload)
-    except ValueError:
+    except (ValueError, RecursionError):
         return None
