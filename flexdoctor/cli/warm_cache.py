@@ -20,6 +20,7 @@ from ..cliutil import resolve_python
 from ..cliutil import split as _split
 from ..cliutil import usage_error as _usage_error
 from ._common import _console, _interactive, _size, require_worker_python
+from ._safety import guard_cache_dirs
 
 
 def _secs(v: Optional[float]) -> str:
@@ -143,6 +144,25 @@ def _torch_version(python: str) -> Optional[str]:
         return getattr(torch, "version", None)
     except Exception:
         return None
+
+
+def _cache_switches_off(python: str) -> list:
+    """The cache switches in this environment that turn caching off, parsed as the target
+    interpreter's torch and Triton parse them (cache/envflags.py)."""
+    from ..cache import envflags, locations
+
+    if not any(os.environ.get(n) is not None for n in envflags.NAMES):
+        return []
+    try:
+        from ..probes import interp
+
+        py, torch = interp.probe(python)
+        pk = getattr(py, "packages", None) or {}
+        triton = next((pk[n] for n in ("triton", "pytorch-triton", "pytorch-triton-rocm", "triton-windows")
+                       if n in pk), None)
+        return locations.disabled_by(torch_version=getattr(torch, "version", None), triton_version=triton)
+    except Exception:
+        return locations.disabled_by()
 
 
 def warm_cache(
@@ -284,14 +304,11 @@ def warm_cache(
         os.environ["TORCHINDUCTOR_CACHE_DIR"] = os.path.abspath(os.path.expanduser(str(cache_dir)))
     loc = locations.inductor()
     root = loc.path
-    off = locations.disabled_by()
+    off = _cache_switches_off(target)
     if off:
         raise _usage_error(f"compile caching is turned off by {', '.join(off)}: warming cannot help "
                            "(your training run would not read the cache either); unset it first")
-    try:
-        os.makedirs(root, exist_ok=True)
-    except OSError as exc:
-        raise _usage_error(f"cache dir {root}: {exc.strerror or exc}")
+    guard_cache_dirs(root)  # the FD504 verdict (exit 2 when unsafe); a missing dir is made 0700
     if not os.access(root, os.W_OK | os.X_OK):
         raise _usage_error(f"cache dir {root} is not writable")
 
@@ -469,4 +486,3 @@ def _print_fixes(console, ids: list) -> None:
         console.print(f"    {entry.id} {entry.title}: {fix.summary}")
         for cmd in fix.commands:
             console.print(f"      $ {cmd}", markup=False)
-
