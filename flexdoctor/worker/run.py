@@ -78,6 +78,16 @@ class Child:
         for chunk in iter(lambda: self.proc.stderr.read1(65536), b""):
             self.err.append(chunk)
 
+    def pause(self, delay: float) -> float:
+        """Wait up to ``delay`` s, less when the output ends (the process is about to exit);
+        returns the next delay (backing off to 50 ms while nothing happens)."""
+        reading = [r for r in self.readers if r.is_alive()]
+        if not reading:
+            time.sleep(delay)
+            return min(delay * 2, 0.05)
+        reading[0].join(delay)
+        return 0.001 if not reading[0].is_alive() else min(delay * 2, 0.05)
+
     def drain(self) -> None:
         """Let the readers finish; a pipe still held after ``DRAIN_S`` (by a process out of
         reach) is left to its daemon thread, never waited on forever."""
@@ -123,8 +133,7 @@ def wait(child: "Child | Completed", timeout: Optional[float] = None,
                     idle_timeout is not None and now - child.last_output > idle_timeout):
                 timed_out = True
                 break
-            time.sleep(delay)
-            delay = min(delay * 2, 0.05)
+            delay = child.pause(delay)
     finally:  # also on Ctrl-C or a signal: the process tree never outlives its wait
         lifetime.end(child.proc, child.token)
     child.drain()
