@@ -1,16 +1,16 @@
 """`python -m flexdoctor` and the `flexdoctor` command.
 
-`import torch` in the target interpreter starts first (flexdoctor/_prefetch.py, standard library
-only), then the command line (typer and the rest) loads while torch imports.
+`import torch` in the target interpreter starts first (cliutil.prefetch_torch: no typer, no
+probes but the torch one), then the command line loads while torch imports.
 """
 
 import sys
 
 
 def main() -> None:
-    from ._prefetch import early
+    from .cliutil import prefetch_torch
 
-    early(sys.argv[1:])
+    prefetch_torch(sys.argv[1:])
     from .cli import main as cli_main
 
     cli_main()

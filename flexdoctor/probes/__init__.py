@@ -4,8 +4,8 @@
 subprocess probes (target interpreter, ``import torch``) run in parallel with NVML and the
 toolchain lookups, so a full check costs about one ``import torch``.
 
-Nothing heavy is imported at module level: flexdoctor._prefetch imports the subprocess runner
-from here before anything else, to start ``import torch`` as early as it can.
+Nothing heavy is imported at module level: the entry point (cliutil.prefetch_torch) imports
+torch_runtime from here before anything else, to start ``import torch`` as early as it can.
 """
 
 from __future__ import annotations
@@ -57,11 +57,12 @@ def gather(
     runtime: bool = True,
     timeouts: Optional[dict] = None,
     on_done: Optional[Callable[[str], None]] = None,
-    deep: bool = False,
+    deep: Optional[Callable[[float], Any]] = None,
     config: Optional[str] = None,
 ) -> Facts:
     """Collect all facts. ``runtime=False`` skips the ``import torch`` tier (``--static``);
-    ``deep=True`` also runs the real kernels (flexdoctor.deep, ``check --deep``)."""
+    ``deep(timeout)`` also runs the real kernels (``check --deep`` passes flexdoctor.deep's
+    probe: deep/ stands beside probes/, which never import it)."""
     from .. import __version__
     from ..facts import Facts, ProbeError
     from . import cache, gpu, host, interp, toolchain, torch_runtime
@@ -76,10 +77,8 @@ def gather(
     }
     if runtime:
         specs["torch_runtime"] = lambda: torch_runtime.probe(python, timeout=limits["torch_runtime"])
-    if deep:
-        from ..deep import deep as deep_probe
-
-        specs["deep"] = lambda: deep_probe.probe(python, timeout=limits["deep"])
+    if deep is not None:
+        specs["deep"] = lambda: deep(limits["deep"])
     from . import diffusers as project_probe  # ``config``: a SimpleTuner config (check --config)
 
     specs["project"] = lambda: project_probe.probe(python, config=config, runtime=runtime,

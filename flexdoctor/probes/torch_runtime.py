@@ -7,27 +7,40 @@ ProbeError naming the stage it died in, never a traceback in flexdoctor.
 from __future__ import annotations
 
 import time
-from pathlib import Path
+from typing import TYPE_CHECKING
 
-from .. import _prefetch
-from ..facts import ProbeError, TorchRuntimeFacts, from_jsonable
-from . import _subprocess
-from .interp import read_result
+from ..worker import run as worker_run
+from ..worker import script
 
-SCRIPT = Path(__file__).with_name("_torch_probe.py")
+if TYPE_CHECKING:
+    from ..facts import ProbeError, TorchRuntimeFacts
+
+SCRIPT = script("_torch_probe.py")
+
+# python -> (process, started at). `import torch` is the slowest thing flexdoctor does, so the
+# CLI starts it before parsing arguments (prefetch) and the probe collects it later.
+_PREFETCHED: dict = {}
 
 
 def prefetch(python: str) -> None:
-    """Start the probe now and collect it in :func:`probe` (the CLI does this before parsing)."""
-    _prefetch.start(python)
+    if python in _PREFETCHED:
+        return
+    child = worker_run.start([python, str(SCRIPT)])
+    if isinstance(child, worker_run.Completed):
+        return  # could not start: probe() will start it again and report why
+    _PREFETCHED[python] = (child, time.monotonic())  # never left behind: worker.lifetime ends it at exit
 
 
 def probe(python: str, timeout: float = 60.0) -> TorchRuntimeFacts | ProbeError:
-    if python in _prefetch.STARTED:
-        proc, started = _prefetch.STARTED.pop(python)
-        done = _subprocess.wait(proc, max(timeout - (time.monotonic() - started), 0.1))
+    # Imported here: the entry point imports this module to start the probe before anything else.
+    from ..facts import ProbeError, TorchRuntimeFacts, from_jsonable
+    from .interp import read_result
+
+    if python in _PREFETCHED:
+        child, started = _PREFETCHED.pop(python)
+        done = worker_run.wait(child, max(timeout - (time.monotonic() - started), 0.1))
     else:
-        done = _subprocess.run([python, str(SCRIPT)], timeout=timeout)
+        done = worker_run.run([python, str(SCRIPT)], timeout=timeout)
     data = read_result(done, "the torch probe")
     if isinstance(data, ProbeError):
         return data
