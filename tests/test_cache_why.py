@@ -329,7 +329,7 @@ def test_warm_cache_run_records_the_keys_of_what_the_command_compiled(tmp_path, 
         made[-1].mkdir()
         return str(made[-1])
 
-    monkeypatch.setattr(warm.tempfile, "mkdtemp", mkdtemp)
+    monkeypatch.setattr(keys.tempfile, "mkdtemp", mkdtemp)
     res = warm.run_command([sys.executable, "-c", script, str(src)], str(root))
     assert res["error"] is None and len(made) == 1 and not made[0].exists()  # the trace is dropped
     found = keys.load(str(root))

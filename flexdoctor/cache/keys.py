@@ -11,15 +11,18 @@ the same graph replaces it. Nothing here is executable or unpickled: JSON only.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import re
+import shutil
 import tempfile
 from dataclasses import dataclass, field
-from typing import Iterable, Optional
+from typing import Iterable, Iterator, Optional
 
 from . import locations
 from . import manifest as mf
+from . import trace as trace_mod
 from .trace import Graph, Trace
 
 DIR_NAME = locations.KEYS_NAME
@@ -105,6 +108,37 @@ def record(root: str, trace: Trace, source: dict, fingerprint: Optional[dict] = 
         except OSError:
             break
     return written
+
+
+class Recording:
+    """The environment to run a compile with (TORCH_TRACE set), and what to store with its keys."""
+
+    def __init__(self, env: dict) -> None:
+        self.env = env
+        self.fingerprint: Optional[dict] = None  # set by the caller once the run reported it
+
+
+@contextlib.contextmanager
+def recording(root: str, source: dict, env: dict, enabled: bool = True) -> Iterator[Recording]:
+    """Run a compile with torch's structured trace on (``TORCH_TRACE`` = a fresh private dir),
+    then store the keys of the FX graphs it compiled or hit (``record``) and drop the trace.
+    Interrupted (Ctrl-C), it records nothing. Never fails the compile: the cache is written."""
+    if not enabled:
+        yield Recording(env)
+        return
+    trace_dir = tempfile.mkdtemp(prefix="flexdoctor-trace-")
+    rec = Recording(dict(env, TORCH_TRACE=trace_dir))
+    try:
+        yield rec
+    except BaseException:
+        shutil.rmtree(trace_dir, ignore_errors=True)
+        raise
+    try:
+        record(root, trace_mod.read(trace_dir), source, rec.fingerprint)
+    except (OSError, ValueError):
+        pass
+    finally:
+        shutil.rmtree(trace_dir, ignore_errors=True)
 
 
 def _warmed(data: object) -> Optional[Warmed]:

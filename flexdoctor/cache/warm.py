@@ -14,6 +14,7 @@ import errno
 import itertools
 import json
 import os
+import shlex
 import tempfile
 import time
 from concurrent.futures import ThreadPoolExecutor
@@ -24,6 +25,7 @@ from typing import Any, Callable, Optional
 
 from ..worker import run as worker_run
 from ..worker import script
+from . import keys
 from . import manifest as mf
 
 WORKER = script("_warm_worker.py")
@@ -384,7 +386,6 @@ class Runner:
         self.on_update = on_update or (lambda: None)
         self.procs: set = set()
         self.env = worker_env(cache_dir)
-        self.record_keys = True
 
     def _run(self, out: Outcome, args: list, state: str) -> dict:
         out.state, out.started, out.stage = state, time.monotonic(), None
@@ -394,17 +395,10 @@ class Runner:
             out.stage = name
             self.on_update()
 
-        # Each compile runs with torch's structured trace on, so the keys it produced are stored
-        # for `flexdoctor cache why` (keys.py); the trace itself is dropped afterwards.
-        trace_dir = tempfile.mkdtemp(prefix="flexdoctor-trace-") if self.record_keys else None
-        env = self.env if trace_dir is None else dict(self.env, TORCH_TRACE=trace_dir)
-        result: dict = {}
-        try:
-            result = run_worker(self.python, args, env, self.timeout, on_stage=stage, procs=self.procs)
-        finally:
-            if trace_dir is not None:
-                _record_keys(self.cache_dir, trace_dir, {"kind": "config", "label": out.config.name},
-                             result.get("fingerprint") if result.get("ok") else None)
+        # Traced, so `flexdoctor cache why` can later name what differs from this config (keys.py).
+        with keys.recording(self.cache_dir, {"kind": "config", "label": out.config.name}, self.env) as rec:
+            result = run_worker(self.python, args, rec.env, self.timeout, on_stage=stage, procs=self.procs)
+            rec.fingerprint = result.get("fingerprint") if result.get("ok") else None
         out.wall_s = round(time.monotonic() - out.started, 3)
         return result
 
@@ -521,29 +515,16 @@ def read_bundle(path: str) -> dict:
 def run_command(argv: list, cache_dir: str, timeout: Optional[float] = None, extra_env: Optional[dict] = None,
                 base: Optional[dict] = None, record: bool = True, stdout: Optional[int] = None) -> dict:
     """Run the user's own one-step command under the cache dir; its output goes to the terminal
-    (``stdout``: a file descriptor to send its standard output to instead).
-
-    With ``record`` (and no TORCH_TRACE of the caller's own in ``extra_env``) it runs with torch's
-    structured trace on and stores the keys of the graphs it compiled (keys.py), so that
-    ``flexdoctor cache why`` can compare a later run with them."""
+    (``stdout``: a file descriptor for its standard output instead). With ``record`` it runs traced
+    and the keys of the graphs it compiled are stored for `flexdoctor cache why` (keys.py)."""
     env = worker_env(cache_dir, base)
     env.update(extra_env or {})
-    trace_dir = None
-    if record and "TORCH_TRACE" not in (extra_env or {}):
-        trace_dir = tempfile.mkdtemp(prefix="flexdoctor-trace-")
-        env["TORCH_TRACE"] = trace_dir
     before = mf.entries(cache_dir)
     t0 = time.monotonic()
-    try:
-        done = worker_run.attached(argv, env, timeout, stdout=stdout)
-    except BaseException:  # Ctrl-C: drop the trace, record nothing
-        if trace_dir is not None:
-            import shutil
-
-            shutil.rmtree(trace_dir, ignore_errors=True)
-        raise
+    label = " ".join(shlex.quote(str(a)) for a in argv)
+    with keys.recording(cache_dir, {"kind": "run", "label": label}, env, enabled=record) as rec:
+        done = worker_run.attached(argv, rec.env, timeout, stdout=stdout)
     code: Optional[int] = done.returncode
-    started = not done.start_error
     if done.start_error:
         missing = done.start_errno == errno.ENOENT
         error = f"command not found: {argv[0]}" if missing else f"could not start: {done.start_error}"
@@ -551,29 +532,6 @@ def run_command(argv: list, cache_dir: str, timeout: Optional[float] = None, ext
         error = f"did not finish in {timeout:g} s"
     else:
         error = None if code == 0 else f"exited with status {code}"
-    if trace_dir is not None:
-        _record_keys(cache_dir, trace_dir, {"kind": "run", "label": _shell_join(argv)}, None)
     after = mf.entries(cache_dir)
     return {"returncode": code, "error": error, "seconds": round(time.monotonic() - t0, 3),
-            "new_entries": sorted(after - before), "started": started}
-
-
-def _shell_join(argv: list) -> str:
-    import shlex
-
-    return " ".join(shlex.quote(str(a)) for a in argv)
-
-
-def _record_keys(cache_dir: str, trace_dir: str, source: dict, fingerprint: Optional[dict]) -> int:
-    """Store the FX graph keys a traced run saw (for `cache why`), then drop the trace. Never
-    fails the warm-up: the cache entries themselves are already written."""
-    import shutil
-
-    from . import keys, trace
-
-    try:
-        return keys.record(cache_dir, trace.read(trace_dir), source, fingerprint)
-    except (OSError, ValueError):
-        return 0
-    finally:
-        shutil.rmtree(trace_dir, ignore_errors=True)
+            "new_entries": sorted(after - before), "started": not done.start_error}
