@@ -3,7 +3,10 @@
 Runs every command N times, interleaved (round-robin, so drifts in machine load hit all of
 them alike), and prints a Markdown table of medians and ratios:
 
-    python benchmarks/bench_check.py --repeat 5 [--python PATH] [--markdown-out FILE]
+    python benchmarks/bench_check.py --repeat 5 [--python PATH] [--markdown-out FILE] [--baseline DIR]
+
+``--baseline DIR``: another flexdoctor tree (e.g. ``git archive main``) timed in the same rounds,
+so a change is measured against what it replaces under the same load.
 
 The ratios, not the absolute seconds, are what BENCHMARKS.md compares across machines.
 """
@@ -18,16 +21,26 @@ import subprocess
 import sys
 import time
 from pathlib import Path
+from typing import Optional
 
 ROOT = Path(__file__).resolve().parents[1]
 
 
-def commands(python: str) -> dict[str, list[str]]:
+def commands(python: str, baseline: Optional[Path] = None) -> dict[str, list[str]]:
     fd = [sys.executable, "-m", "flexdoctor"]
-    return {
+    out = {
         "flexdoctor --help": fd + ["--help"],
         "flexdoctor check --static": fd + ["check", "--static", "--python", python, "--format", "json"],
         "flexdoctor check": fd + ["check", "--python", python, "--format", "json"],
+    }
+    if baseline is not None:  # the same commands from another tree (its path first on sys.path)
+        run = [sys.executable, "-c", f"import sys; sys.path.insert(0, {str(baseline)!r}); sys.argv[0] = "
+               "'flexdoctor'; import runpy; runpy.run_module('flexdoctor', run_name='__main__')"]
+        out["baseline: flexdoctor check --static"] = run + ["check", "--static", "--python", python, "--format",
+                                                           "json"]
+        out["baseline: flexdoctor check"] = run + ["check", "--python", python, "--format", "json"]
+    return {
+        **out,
         "import torch": [python, "-c", "import torch"],
         "import torch + CUDA init": [python, "-c", "import torch; torch.cuda.is_available() and torch.cuda.init()"],
         "python -m torch.utils.collect_env": [python, "-m", "torch.utils.collect_env"],
@@ -50,8 +63,9 @@ def main() -> None:
     ap.add_argument("--repeat", type=int, default=5)
     ap.add_argument("--python", default=sys.executable, help="interpreter with torch (the target)")
     ap.add_argument("--markdown-out", type=Path)
+    ap.add_argument("--baseline", type=Path, help="another flexdoctor tree to time in the same rounds")
     args = ap.parse_args()
-    cmds = commands(args.python)
+    cmds = commands(args.python, args.baseline.resolve() if args.baseline else None)
     times: dict[str, list[float]] = {k: [] for k in cmds}
     codes: dict[str, set[int]] = {k: set() for k in cmds}
     for name, argv in cmds.items():  # one untimed warm-up each: page cache, .pyc files
