@@ -1,6 +1,5 @@
 """Small pieces every command shares: usage errors (exit 2), interpreter lookup, list options,
-atomic output files, CI detection, starting `import torch` early. Imports nothing heavy: not even
-typer at module level, so that flexdoctor/__main__.py can start the torch probe before it loads."""
+atomic output files, CI detection. Imports nothing heavy."""
 
 from __future__ import annotations
 
@@ -8,10 +7,9 @@ import os
 import shutil
 import sys
 from pathlib import Path
-from typing import TYPE_CHECKING, List, Optional
+from typing import List, Optional
 
-if TYPE_CHECKING:
-    import typer
+import typer
 
 EXIT_USAGE = 2
 
@@ -26,32 +24,8 @@ def in_ci() -> bool:
 
 def usage_error(message: str) -> "typer.Exit":
     """Print one clear line and return the exit-2 exception for the caller to raise."""
-    import typer
-
     typer.echo(f"flexdoctor: error: {message}", err=True)
     return typer.Exit(EXIT_USAGE)
-
-
-def prefetch_torch(argv: list) -> None:
-    """Start `import torch` in the target interpreter before typer parses anything (a no-op when
-    it runs already). It is the slowest probe (seconds) and needs nothing from argument parsing but
-    --python, so overlapping it with start-up keeps a full check close to one bare `import torch`."""
-    words = [a for a in argv if not a.startswith("-")]
-    if not words or words[0] not in ("check", "facts"):
-        return
-    if any(a in ("--static", "-h", "--help", "--version") or a.startswith("--from-facts") for a in argv):
-        return
-    python = None
-    for i, a in enumerate(argv):
-        if a == "--python" and i + 1 < len(argv):
-            python = argv[i + 1]
-        elif a.startswith("--python="):
-            python = a.split("=", 1)[1]
-    target = which_python(python)
-    if target is not None:
-        from .probes import torch_runtime
-
-        torch_runtime.prefetch(target)
 
 
 def which_python(python: Optional[str]) -> Optional[str]:

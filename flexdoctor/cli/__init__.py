@@ -16,6 +16,7 @@ from typing_extensions import Annotated
 
 from .. import __version__
 from ..cliutil import EXIT_USAGE
+from ..cliutil import which_python as _which_python
 
 def _t(key: str, **kw) -> str:
     from ..text import t
@@ -55,11 +56,27 @@ def main_callback(
 
 
 def _prefetch(argv: list[str]) -> None:
-    """Start `import torch` in the target interpreter now (cliutil.prefetch_torch; a no-op when the
-    entry point, flexdoctor.__main__:main, started it before typer loaded)."""
-    from ..cliutil import prefetch_torch
+    """Start `import torch` in the target interpreter before typer parses anything.
 
-    prefetch_torch(argv)
+    It is the slowest probe (seconds) and needs nothing from argument parsing but --python,
+    so overlapping it with start-up keeps a full check close to one bare `import torch`.
+    """
+    words = [a for a in argv if not a.startswith("-")]
+    if not words or words[0] not in ("check", "facts"):
+        return
+    if any(a in ("--static", "-h", "--help", "--version") or a.startswith("--from-facts") for a in argv):
+        return
+    python = None
+    for i, a in enumerate(argv):
+        if a == "--python" and i + 1 < len(argv):
+            python = argv[i + 1]
+        elif a.startswith("--python="):
+            python = a.split("=", 1)[1]
+    target = _which_python(python)
+    if target is not None:
+        from ..probes import torch_runtime
+
+        torch_runtime.prefetch(target)
 
 
 # The command modules import nothing heavy at module level (see each one's imports).

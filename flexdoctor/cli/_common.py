@@ -40,6 +40,44 @@ def _gather(python: str, static: bool, progress: bool, deep: bool = False, confi
             return gather(python, runtime=not static, deep=deep_probe, config=config)
 
 
+class Gathering:
+    """``probes.gather`` running in a thread: started before the checks and settings load, since
+    probing only reads the machine (a usage error found meanwhile still exits 2; the probes are
+    dropped and worker.lifetime ends their processes)."""
+
+    def __init__(self, python: str, static: bool, config: Optional[str] = None) -> None:
+        import threading
+
+        from ..probes import gather
+
+        self.static = static
+        self.facts = None
+        self.error: Optional[BaseException] = None
+
+        def work() -> None:
+            try:
+                self.facts = gather(python, runtime=not static, config=config)
+            except BaseException as exc:  # handed to the main thread by result()
+                self.error = exc
+
+        self.thread = threading.Thread(target=work, name="flexdoctor-gather", daemon=True)
+        self.thread.start()
+
+    def result(self, progress: bool):
+        """The facts, with the progress line on a terminal while they are still coming."""
+        if self.thread.is_alive() and progress and sys.stderr.isatty() and not in_ci():
+            from rich.console import Console
+
+            msg = "flexdoctor: probing GPU, driver, toolchain" + ("" if self.static else " and import torch") + "…"
+            with Console(stderr=True).status(msg):
+                while self.thread.is_alive():
+                    self.thread.join(0.1)
+        self.thread.join()
+        if self.error is not None:
+            raise self.error
+        return self.facts
+
+
 def preload(fmt: str):
     """Load, while the probes run, what is needed only after them: the words, the knowledge base
     (TOML parsed once) and the renderer (rich, for text). The torch probe takes seconds, so this

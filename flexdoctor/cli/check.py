@@ -14,8 +14,8 @@ from ..cliutil import split as _split
 from ..cliutil import usage_error as _usage_error
 from ..cliutil import check_output as _check_output
 from ..cliutil import write as _write
-from ._common import (OutputOpt, PythonOpt, StaticOpt, _attach_project, _color, _gather, _load_facts, preload,
-                      _project, _require_interpreter, _settings)
+from ._common import (Gathering, OutputOpt, PythonOpt, StaticOpt, _attach_project, _color, _gather, _load_facts,
+                      _project, _require_interpreter, _settings, preload)
 
 
 def check(
@@ -78,6 +78,10 @@ def check(
         format_ = Format(fmt)
     except ValueError:
         raise _usage_error(f"--format {fmt}: choose one of {', '.join(f.value for f in Format)}")
+    early = warm = None
+    if from_facts is None and not deep:  # the deep tier runs kernels: only once the options are valid
+        early = Gathering(_resolve_python(python), static, config=str(config) if config is not None else None)
+        warm = preload(format_.value)
     specs, problems = checks.all_checks(with_plugins=not no_plugins)
     try:
         settings = _settings(settings_file).with_overrides(
@@ -98,10 +102,13 @@ def check(
         if project is not None:
             facts = _attach_project(facts, project)
     else:
-        warm = preload(format_.value)
-        facts = _gather(_resolve_python(python), static, progress=format_ == Format.text and output is None,
-                        deep=deep, config=str(config) if config is not None else None)
-        warm.join()
+        progress = format_ == Format.text and output is None
+        if early is not None:
+            facts = early.result(progress)
+            warm.join()
+        else:
+            facts = _gather(_resolve_python(python), static, progress=progress, deep=deep,
+                            config=str(config) if config is not None else None)
         _require_interpreter(facts, python)
     report = runner.run(specs, facts, plugin_problems=problems, settings=settings)
     text = renderer(format_)(report, verbose=verbose, quiet=quiet, show_skips=bool(_split(only)),

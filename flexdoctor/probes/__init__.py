@@ -3,9 +3,6 @@
 ``gather`` runs every probe concurrently in daemon threads, each with its own time box. The
 subprocess probes (target interpreter, ``import torch``) run in parallel with NVML and the
 toolchain lookups, so a full check costs about one ``import torch``.
-
-Nothing heavy is imported at module level: the entry point (cliutil.prefetch_torch) imports
-torch_runtime from here before anything else, to start ``import torch`` as early as it can.
 """
 
 from __future__ import annotations
@@ -15,6 +12,8 @@ import threading
 import time
 from typing import Any, Callable, Optional
 
+from .. import __version__
+from ..facts import Facts, ProbeError
 
 # Per-probe wall-clock limits (seconds). The torch runtime probe imports torch and initialises
 # CUDA, which takes 3-10 s on a healthy machine and can hang on a broken driver.
@@ -34,8 +33,6 @@ DEFAULT_TIMEOUTS = {
 
 class _Job:
     def __init__(self, name: str, fn: Callable[[], Any], timeout: float):
-        from ..facts import ProbeError
-
         self.name, self.fn, self.timeout = name, fn, timeout
         self.value: Any = ProbeError(f"{name} probe did not finish in {timeout:g} s", kind="timeout")
         self.seconds: Optional[float] = None
@@ -46,8 +43,6 @@ class _Job:
         try:
             self.value = self.fn()
         except Exception as exc:  # a probe bug or an OS surprise is a fact, not a crash
-            from ..facts import ProbeError
-
             self.value = ProbeError(f"{type(exc).__name__}: {exc}", kind="error", stage=self.name)
         self.seconds = round(time.perf_counter() - t0, 3)
 
@@ -63,8 +58,6 @@ def gather(
     """Collect all facts. ``runtime=False`` skips the ``import torch`` tier (``--static``);
     ``deep(timeout)`` also runs the real kernels (``check --deep`` passes flexdoctor.deep's
     probe: deep/ stands beside probes/, which never import it)."""
-    from .. import __version__
-    from ..facts import Facts, ProbeError
     from . import cache, gpu, host, interp, toolchain, torch_runtime
 
     limits = {**DEFAULT_TIMEOUTS, **(timeouts or {})}

@@ -7,13 +7,11 @@ ProbeError naming the stage it died in, never a traceback in flexdoctor.
 from __future__ import annotations
 
 import time
-from typing import TYPE_CHECKING
 
+from ..facts import ProbeError, TorchRuntimeFacts, from_jsonable
 from ..worker import run as worker_run
 from ..worker import script
-
-if TYPE_CHECKING:
-    from ..facts import ProbeError, TorchRuntimeFacts
+from .interp import read_result
 
 SCRIPT = script("_torch_probe.py")
 
@@ -32,10 +30,6 @@ def prefetch(python: str) -> None:
 
 
 def probe(python: str, timeout: float = 60.0) -> TorchRuntimeFacts | ProbeError:
-    # Imported here: the entry point imports this module to start the probe before anything else.
-    from ..facts import ProbeError, TorchRuntimeFacts, from_jsonable
-    from .interp import read_result
-
     if python in _PREFETCHED:
         child, started = _PREFETCHED.pop(python)
         done = worker_run.wait(child, max(timeout - (time.monotonic() - started), 0.1))
