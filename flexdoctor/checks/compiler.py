@@ -96,7 +96,7 @@ def triton_version(facts: Facts) -> Finding:
 def _index_args(requirement: str, facts: Facts) -> str:
     """Nightly torch pins pytorch-triton (e.g. 3.7.0+git...), which only the nightly index has."""
     if requirement.startswith("pytorch-triton") or "+git" in requirement:
-        return f" --index-url https://download.pytorch.org/whl/nightly/{u.wheel_tag(facts)}"
+        return f" --index-url https://download.pytorch.org/whl/nightly/{u.installed_tag(facts) or u.wheel_tag(facts)}"
     return ""
 
 
@@ -145,7 +145,8 @@ def triton_gpu_arch(facts: Facts) -> Finding:
     tv = u.base_version(found[1])
     blackwell = [d for d in gpus if d.cc >= (10, 0)]
     if blackwell and tv is not None and tv < Version("3.3"):
-        return fail("triton-gpu-arch.too_old", kb.fix("triton-too-old-for-blackwell", python=u.python_cmd(facts)),
+        return fail("triton-gpu-arch.too_old", kb.fix("triton-too-old-for-blackwell", python=u.python_cmd(facts),
+                                                      **u.wheel_context(facts, min_torch="2.7")),
                     version=found[1], gpu=u.gpu_label(blackwell[0]),
                     arch="sm_" + blackwell[0].compute_capability.replace(".", ""))
     return passed("triton-gpu-arch.pass", version=found[1])
