@@ -39,7 +39,7 @@ def parse_pip_install(command: str):
     assert "install" in argv, command
     i = argv.index("install")
     assert i > 0 and argv[i - 1] == "pip", f"not a pip install command: {command}"
-    options, args = create_command("install").parse_args(argv[i + 1:])
+    options, args = create_command("install", isolated=True).parse_args(argv[i + 1:])  # no pip.conf / PIP_*
     return options, args
 
 
@@ -55,8 +55,9 @@ def torch_pin_of(command: str):
     torch = [r for r in reqs if r.name == "torch"]
     assert len(torch) == 1, command
     pins = [s.version for s in torch[0].specifier if s.operator == "=="]
-    variant = None
-    if options.index_url:
-        assert options.index_url.startswith(wheels.INDEX + "/"), command
+    variant = None  # PyPI (pip's default index)
+    if options.index_url.startswith(wheels.INDEX + "/"):
         variant = options.index_url[len(wheels.INDEX) + 1:]
+    else:
+        assert options.index_url == "https://pypi.org/simple", command
     return (pins[0] if pins else None), variant, [r for r in reqs if r.name != "torch"]

@@ -3,6 +3,8 @@ compiler, Python headers, libcuda."""
 
 from __future__ import annotations
 
+import shlex
+
 from packaging.requirements import InvalidRequirement, Requirement
 from packaging.version import Version
 
@@ -53,7 +55,8 @@ def triton_installed(facts: Facts) -> Finding:
     else:
         req = _requirement(facts)
         req = str(req).split(";")[0].strip() if req is not None else "triton"
-    fix = kb.fix("triton-missing", python=u.python_cmd(facts), requirement=req, index_args=_index_args(req, facts))
+    fix = kb.fix("triton-missing", python=u.python_cmd(facts), requirement=req, triton_spec=shlex.quote(req),
+                 index_args=_index_args(req, facts))
     if found is None:
         return fail("triton-installed.missing", fix, requirement=req)
     rt = facts.torch_runtime
@@ -84,7 +87,7 @@ def triton_version(facts: Facts) -> Finding:
         return skip("triton-version.no_pin")
     spec = str(req).split(";")[0].strip()
     fix = kb.fix("triton-version-mismatch", python=u.python_cmd(facts), requirement=spec,
-                 index_args=_index_args(spec, facts))
+                 triton_spec=shlex.quote(spec), index_args=_index_args(spec, facts))
     installed = require(facts.python, "Python facts").packages.get(req.name)
     if installed is None:  # e.g. torch wants pytorch-triton-rocm, only triton is installed
         return fail("triton-version.other_dist", fix, dist=found[0], version=found[1], requirement=spec)

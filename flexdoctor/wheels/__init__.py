@@ -45,6 +45,7 @@ def _version_key(text: str) -> tuple[int, ...]:
     return _vtuple(text.split("+")[0])
 
 
+@functools.lru_cache(maxsize=4096)
 def arch_runs(arch: str, cc: CC) -> bool:
     """Whether an entry of ``torch.cuda.get_arch_list()`` runs on a GPU of compute capability ``cc``.
 
@@ -336,7 +337,7 @@ def recommend(machine: Machine, *, keep: Optional[str] = None, min_torch: Option
     oldest acceptable release (e.g. "2.5" for flex_attention). prefer: a variant tag to take when
     it fits as well as any (the build installed now, for a plain reinstall). Tried in order: a pair that carries
     every GPU's arch and runs on the driver; one that needs a driver upgrade (needs_driver); one
-    that runs but lacks an arch (missing_archs: nothing published carries it).
+    that lacks an arch (missing_archs: nothing published for this OS and Python carries it).
     """
     t = t or table()
     if keep is not None and min_torch is not None and _version_key(keep) < _version_key(min_torch):
@@ -351,6 +352,10 @@ def recommend(machine: Machine, *, keep: Optional[str] = None, min_torch: Option
             needs = t.drivers.get(pick[1].cuda[0])
     if pick is None:
         pick = _pick(candidates(machine, t, check_arch=False, **kw), machine, keep, prefer)
+        if pick is None:
+            pick = _pick(candidates(machine, t, check_arch=False, check_driver=False, **kw), machine, keep, prefer)
+            if pick is not None and pick[1].cuda is not None and not runs_on_driver(pick[1], machine, t):
+                needs = t.drivers.get(pick[1].cuda[0])
         if pick is not None:
             missing = tuple(cc for cc in machine.gpu_ccs if not carries(pick[1].archs, cc))
     if pick is None:
