@@ -348,7 +348,7 @@ def test_explain_reads_the_driver_from_the_log():
 network = pytest.mark.skipif(os.environ.get("FLEXDOCTOR_NETWORK_TESTS") != "1",
                              reason="network test: set FLEXDOCTOR_NETWORK_TESTS=1 to check the table against the indexes")
 
-_WHEEL_PLATFORM = {"linux-x86_64": r"manylinux[\w.]*_x86_64", "linux-aarch64": r"manylinux[\w.]*_aarch64",
+_WHEEL_PLATFORM = {"linux-x86_64": r"(?:manylinux[\w.]*|linux)_x86_64", "linux-aarch64": r"(?:manylinux[\w.]*|linux)_aarch64",
                    "windows-x86_64": r"win_amd64", "macos-arm64": r"macosx_\d+_\d+_arm64"}
 
 
@@ -370,30 +370,59 @@ def test_every_listed_build_is_on_the_pytorch_index():
             for tag in variants:
                 if tag not in pages:
                     pages[tag] = _get(f"{wheels.INDEX}/{tag}/torch/")
-                pattern = rf"torch-{re.escape(rel.version)}(?:%2B|\+){re.escape(tag)}-[^\"<]*{_WHEEL_PLATFORM[platform]}\.whl"
+                # CPU wheels for aarch64 carried no "+cpu" label before 2.10 (test-infra#7589).
+                label = rf"(?:(?:%2B|\+){re.escape(tag)})" + ("?" if tag == "cpu" else "")
+                pattern = rf"torch-{re.escape(rel.version)}{label}-[^\"<]*{_WHEEL_PLATFORM[platform]}\.whl"
                 if not re.search(pattern, pages[tag]):
                     missing.append(f"{rel.version}+{tag} {platform}")
     assert not missing, "listed but not on download.pytorch.org: " + ", ".join(missing)
 
 
+def _pypi_files(name: str) -> dict:
+    return json.loads(_get(f"https://pypi.org/simple/{name}/", "application/vnd.pypi.simple.v1+json"))
+
+
+def _pypi_requires(name: str, version: str) -> list[str]:
+    """Requires-Dist of the Linux x86_64 CPython 3.12 wheel of name==version on PyPI, as pip itself
+    reads it (``pip install --dry-run --report``: the metadata file, or the wheel where the index
+    has none). Nothing is installed."""
+    import subprocess
+    import sys
+    import tempfile
+
+    with tempfile.TemporaryDirectory() as tmp:
+        report = os.path.join(tmp, "report.json")
+        cmd = [sys.executable, "-m", "pip", "install", "--dry-run", "--no-deps", "--ignore-installed",
+               "--only-binary=:all:", "--python-version", "3.12", "--target", os.path.join(tmp, "t"),
+               "--index-url", "https://pypi.org/simple", "--report", report, "--quiet",
+               "--platform", "manylinux_2_28_x86_64", "--platform", "manylinux2014_x86_64",
+               "--platform", "manylinux1_x86_64", f"{name}=={version}"]
+        # Only PyPI: no constraints, local wheel folders or extra indexes from the pip configuration.
+        env = {**os.environ, "PIP_CONSTRAINT": os.devnull, "PIP_FIND_LINKS": "", "PIP_EXTRA_INDEX_URL": ""}
+        subprocess.run(cmd, check=True, capture_output=True, timeout=600, env=env)
+        with open(report, encoding="utf-8") as f:
+            meta = json.load(f)["install"][0]["metadata"]
+    return [r.replace(" ", "").replace("(", "").replace(")", "") for r in meta.get("requires_dist", [])]
+
+
 @network
 @pytest.mark.network
 def test_pypi_releases_pins_and_defaults():
-    page = json.loads(_get("https://pypi.org/simple/torch/", "application/vnd.pypi.simple.v1+json"))
+    from packaging.requirements import Requirement
+
+    page = _pypi_files("torch")
     published = {v for v in page["versions"] if re.fullmatch(r"2\.(\d+)\.\d+", v) and int(v.split(".")[1]) >= 4}
     assert published == {r.version for r in T.releases}, "the table and PyPI list different torch releases"
     for rel in T.releases:
-        info = json.loads(_get(f"https://pypi.org/pypi/torch/{rel.version}/json", "application/json"))
-        requires = [r.replace(" ", "").replace("(", "").replace(")", "") for r in info["info"]["requires_dist"] or []]
-        assert any(r.startswith(rel.triton) for r in requires), (rel.version, rel.triton)
+        requires = _pypi_requires("torch", rel.version)
+        assert any(r.startswith(rel.triton) for r in requires), (rel.version, rel.triton, requires)
         runtime = [r for r in requires if r.startswith(("nvidia-cuda-runtime-cu12==", "cuda-toolkit"))]
         cuda = re.search(r"==(\d+)\.(\d+)", runtime[0])
         assert rel.pypi["linux-x86_64"] == f"cu{cuda.group(1)}{cuda.group(2)}", rel.version
         for name in ("torchvision", "torchaudio"):
             pin = getattr(rel, name)
             if pin:
-                dep = json.loads(_get(f"https://pypi.org/pypi/{name}/{pin}/json", "application/json"))
-                reqs = " ".join(dep["info"]["requires_dist"] or [])
-                assert f"torch=={rel.version}" in reqs.replace(" ", "").replace("(", "").replace(")", "") \
-                    or (name == "torchaudio" and "torch" not in reqs) \
-                    or f"torch>={rel.version}" in reqs.replace(" ", "").replace("(", "").replace(")", ""), (name, pin)
+                reqs = [Requirement(r) for r in _pypi_requires(name, pin)]
+                torch_reqs = [r for r in reqs if r.name == "torch"]
+                assert (torch_reqs and torch_reqs[0].specifier.contains(rel.version)) or \
+                    (name == "torchaudio" and not torch_reqs), (name, pin, [str(r) for r in torch_reqs])
