@@ -98,7 +98,17 @@ def wheel_context(facts: Facts, **kw) -> dict:
     then apply), except that a ROCm build is reinstalled from its own index."""
     advice = wheel_advice(facts, **kw)
     if advice is not None:
-        return {"cuda_tag": advice.variant.tag, "torch_spec": advice.spec(), "index_args": advice.index_args()}
+        tag = advice.variant.tag
+        # cuda_tag is also read in fix texts ("the wheel ... your driver supports (cu126)"): say
+        # when the build only helps after a driver upgrade, or lacks a GPU's kernels.
+        if advice.needs_driver is not None:
+            m = machine(facts)
+            tag = t("wheels.needs_driver", tag=tag,
+                    driver=advice.needs_driver.version("windows-x86_64" if m.wsl else m.platform))
+        elif advice.missing_archs:
+            tag = t("wheels.missing_archs", tag=tag,
+                    archs=", ".join(f"sm_{a}{b}" for a, b in advice.missing_archs))
+        return {"cuda_tag": tag, "torch_spec": advice.spec(), "index_args": advice.index_args()}
     tag = installed_tag(facts)
     current = base_version(facts.torch.version) if ok(facts.torch) else None
     if tag and tag.startswith("rocm") and current is not None and kw.get("keep", True):
@@ -108,7 +118,8 @@ def wheel_context(facts: Facts, **kw) -> dict:
 
 def wheel_tag(facts: Facts) -> str:
     """The download.pytorch.org/whl/<tag> index to suggest on this machine."""
-    return wheel_context(facts).get("cuda_tag") or installed_tag(facts) or "cpu"
+    advice = wheel_advice(facts)
+    return advice.variant.tag if advice is not None else (installed_tag(facts) or "cpu")
 
 
 def torch_spec(facts: Facts) -> str:
@@ -116,6 +127,14 @@ def torch_spec(facts: Facts) -> str:
     the build variant: "torch==2.11.0 torchvision==0.26.0". pip fails loudly if the variant does
     not exist, instead of silently moving torch to another release."""
     return wheel_context(facts).get("torch_spec") or "torch"
+
+
+def triton_windows_spec(facts: Facts) -> str:
+    """The triton-windows requirement matching the installed torch's Triton, shell-quoted for
+    cmd.exe and PowerShell alike ("triton-windows<3.7"); plain triton-windows when none matches."""
+    current = base_version(facts.torch.version) if ok(facts.torch) else None
+    req = wheels.triton_requirement(str(current) if current else None, "windows-x86_64")
+    return f'"{req}"' if req else "triton-windows"
 
 
 def driver_for(facts: Facts, cuda: Optional[str]) -> Optional[str]:

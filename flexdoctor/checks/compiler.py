@@ -9,6 +9,7 @@ from packaging.requirements import InvalidRequirement, Requirement
 from packaging.version import Version
 
 from .. import knowledge as kb
+from .. import wheels
 from ..facts import Facts, Skip, ok, require
 from ..model import Finding
 from ..text import t
@@ -51,11 +52,18 @@ def triton_installed(facts: Facts) -> Finding:
     found = _triton(facts)
     py = require(facts.python, "Python facts")
     if py.platform.startswith("win"):
-        req = "triton-windows"  # no official Windows wheels; torch's own pin is Linux-only
+        # No official Windows wheels; the community triton-windows of the Triton minor torch pins.
+        spec = u.triton_windows_spec(facts)
+        req = spec.strip('"')
     else:
         req = _requirement(facts)
-        req = str(req).split(";")[0].strip() if req is not None else "triton"
-    fix = kb.fix("triton-missing", python=u.python_cmd(facts), requirement=req, triton_spec=shlex.quote(req),
+        if req is not None:
+            req = str(req).split(";")[0].strip()
+        else:  # torch's metadata names none (a --no-deps or conda install): the release's own pin
+            current = u.base_version(facts.torch.version) if ok(facts.torch) else None
+            req = wheels.triton_requirement(str(current) if current else None) or "triton"
+        spec = shlex.quote(req)
+    fix = kb.fix("triton-missing", python=u.python_cmd(facts), requirement=req, triton_spec=spec,
                  index_args=_index_args(req, facts))
     if found is None:
         return fail("triton-installed.missing", fix, requirement=req)

@@ -141,6 +141,7 @@ class Release:
 class Table:
     releases: tuple[Release, ...]  # newest first
     drivers: dict  # CUDA major -> DriverFloor
+    triton_windows: tuple = ()  # ("3.1", ...): minor series of triton-windows on PyPI
 
     def release(self, version: Optional[str]) -> Optional[Release]:
         if not version:
@@ -181,7 +182,7 @@ def table() -> Table:
             torchaudio=rel.get("torchaudio") or None,
         ))
     releases.sort(key=lambda r: r.key, reverse=True)
-    return Table(tuple(releases), drivers)
+    return Table(tuple(releases), drivers, tuple(raw.get("triton_windows", {}).get("series", ())))
 
 
 # --------------------------------------------------------------------------------------- advice
@@ -364,6 +365,24 @@ def recommend(machine: Machine, *, keep: Optional[str] = None, min_torch: Option
     return Advice(rel, var, machine.platform, _companions(rel, machine.companions), needs, missing)
 
 
+def triton_requirement(torch_version: Optional[str], platform: str = "linux-x86_64",
+                       t: Optional[Table] = None) -> Optional[str]:
+    """The Triton a torch release needs on this platform: its pin on Linux ("triton==3.6.0"); on
+    Windows the community triton-windows of the same minor ("triton-windows<3.7", the newest
+    3.6.x), or None when that minor has no triton-windows release or the release is unknown."""
+    t = t or table()
+    rel = t.release(torch_version)
+    if rel is None or not rel.triton:
+        return None
+    if not platform.startswith("windows"):
+        return rel.triton
+    m = re.search(r"(\d+)\.(\d+)", rel.triton)
+    major, minor = int(m.group(1)), int(m.group(2))
+    if f"{major}.{minor}" not in t.triton_windows:
+        return None
+    return f"triton-windows<{major}.{minor + 1}"
+
+
 @functools.lru_cache(maxsize=64)
 def newest_for_driver_cuda(driver_cuda: str, platform: str = "linux-x86_64") -> Optional[Advice]:
     """The newest pair a driver supporting ``driver_cuda`` runs, GPU unknown (``explain``)."""
@@ -395,5 +414,5 @@ def explain_context(entry_id: str, line: str) -> dict:
 __all__ = [
     "Advice", "DriverFloor", "INDEX", "Machine", "PLATFORMS", "Release", "Table", "Variant",
     "arch_runs", "candidates", "carries", "driver_major", "explain_context", "newest_for_driver_cuda",
-    "platform_of", "recommend", "runs_on_driver", "table",
+    "platform_of", "recommend", "runs_on_driver", "table", "triton_requirement",
 ]
