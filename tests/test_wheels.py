@@ -426,3 +426,65 @@ def test_pypi_releases_pins_and_defaults():
                 torch_reqs = [r for r in reqs if r.name == "torch"]
                 assert (torch_reqs and torch_reqs[0].specifier.contains(rel.version)) or \
                     (name == "torchaudio" and not torch_reqs), (name, pin, [str(r) for r in torch_reqs])
+
+
+# ------------------------------------------------------------- every other printed pip command
+
+
+@pytest.mark.parametrize("name", facts_fixture_names())
+def test_every_printed_pip_command_parses(name):
+    """Flags pip knows, requirements that parse, on every machine fixture."""
+    from packaging.requirements import Requirement
+
+    for r in runner.run(checks.builtin(), load_facts(name)).results:
+        for command in (r.fix.commands if r.fix else ()):
+            if "pip install" in command:
+                _, args = parse_pip_install(command)
+                assert args, f"{name} {r.id}: nothing to install in {command!r}"
+                for a in args:
+                    Requirement(a)
+
+
+def test_explained_logs_print_commands_pip_accepts():
+    from pathlib import Path
+
+    from packaging.requirements import Requirement
+
+    logs = sorted((Path(__file__).parent / "data" / "logs").glob("*.log"))
+    assert logs
+    for log in logs:
+        with open(log, "rb") as f:
+            result = kb_explain.scan(f)
+        for p in result.problems:
+            for command in p.entry.render(**p.context).commands:
+                if "pip install" in command:
+                    _, args = parse_pip_install(command)
+                    for a in args:
+                        Requirement(a)
+
+
+def test_triton_for_windows_follows_torch():
+    assert wheels.triton_requirement("2.13.0", "windows-x86_64") == "triton-windows<3.8"
+    assert wheels.triton_requirement("2.7.1", "windows-x86_64") == "triton-windows<3.4"
+    assert wheels.triton_requirement("2.4.1", "windows-x86_64") is None  # no triton-windows 3.0.x on PyPI
+    assert wheels.triton_requirement("2.11.0") == "triton==3.6.0"
+    r = {x.id: x for x in runner.run(checks.builtin(), load_facts("windows_rtx3080")).results}
+    for check_id in ("FD601", "FD301"):
+        command = next(c for c in r[check_id].fix.commands if "pip install" in c)
+        assert command.endswith('-m pip install "triton-windows<3.3"'), command  # torch 2.6.0 -> triton 3.2
+        assert "'" not in command  # cmd.exe takes single quotes literally
+
+
+@network
+@pytest.mark.network
+def test_printed_package_names_exist_on_pypi():
+    from packaging.requirements import Requirement
+
+    names = {"triton", "triton-windows", "torchvision", "torchaudio"}
+    for entry in knowledge.entries().values():
+        for command in entry.render().commands:
+            if "pip install" in command:
+                names |= {Requirement(a).name for a in parse_pip_install(command)[1]}
+    for name in sorted(names):
+        page = _get(f"https://pypi.org/simple/{name}/")
+        assert "<a " in page, f"{name} has no files on PyPI"
