@@ -488,3 +488,23 @@ def test_printed_package_names_exist_on_pypi():
     for name in sorted(names):
         page = _get(f"https://pypi.org/simple/{name}/")
         assert "<a " in page, f"{name} has no files on PyPI"
+
+
+def test_extension_reinstall_commands():
+    """FDE758: flash-attn rebuilt against the installed torch, FlashAttention-3 from its source
+    (PyPI's flash_attn_3 0.0.0 is a placeholder), xformers matched to the installed torch build."""
+    from packaging.requirements import Requirement
+
+    from flexdoctor.checks import deep
+
+    facts = load_facts("h100")
+    for package, dist in (("flash_attn_3", "flash_attn_3"), ("flash_attn_interface", "flash_attn_3"),
+                          ("flash-attn", "flash-attn"), ("xformers", "xformers")):
+        name, args = deep._reinstall(facts, package)
+        assert name == dist
+        options, reqs = parse_pip_install(f"python -m pip install {args}")
+        assert Requirement(reqs[0]).name.replace("_", "-") == dist.replace("_", "-")
+        if dist == "xformers":
+            assert reqs[1] == "torch==2.11.0" and options.index_url.endswith("/whl/cu130")
+        else:
+            assert options.build_isolation is False  # --no-build-isolation: the build sees the installed torch
