@@ -508,3 +508,45 @@ def test_extension_reinstall_commands():
             assert reqs[1] == "torch==2.11.0" and options.index_url.endswith("/whl/cu130")
         else:
             assert options.build_isolation is False  # --no-build-isolation: the build sees the installed torch
+
+
+def _nvidia_gpu() -> bool:
+    """Without importing torch (slow) where there is no NVIDIA driver at all."""
+    if not (os.path.exists("/proc/driver/nvidia/version") or os.path.exists("/dev/nvidia0")):
+        return False
+    try:
+        import torch
+
+        return torch.cuda.is_available() and torch.version.cuda is not None
+    except Exception:
+        return False
+
+
+@pytest.mark.gpu
+@pytest.mark.skipif(not _nvidia_gpu(), reason="needs an NVIDIA GPU")
+def test_installed_build_carries_what_the_table_says():
+    """On a GPU machine: the arch list of the installed torch build is the table's, and the GPU
+    and driver here get a pair that fits them."""
+    import platform as pyplatform
+    import sys
+
+    import torch
+
+    version = torch.__version__.split("+")[0]
+    release = T.release(version)
+    if release is None:
+        pytest.skip(f"torch {torch.__version__} is not a release in the table")
+    tag = "cu" + torch.version.cuda.replace(".", "")
+    plat = wheels.platform_of(sys.platform, pyplatform.machine())
+    variant = release.variant(plat, tag)
+    assert variant is not None, f"the table lacks {version}+{tag} on {plat}"
+    assert sorted(torch.cuda.get_arch_list()) == sorted(variant.archs)
+    from flexdoctor import probes  # the real probes, as `flexdoctor check` runs them
+    from flexdoctor.checks import _util as u
+
+    facts = probes.gather(sys.executable, runtime=False)
+
+    m = u.machine(facts)
+    advice = wheels.recommend(m, keep=version)
+    _check_advice(m, version, advice, f"this machine: {m}")
+    assert advice.torch == version  # the installed release runs here, so it is kept
