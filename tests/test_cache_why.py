@@ -112,7 +112,7 @@ def test_changed_sequence_length_is_a_shape_miss(step, warmed_root):
     v = verdicts(step, warmed_root)[2]
     kinds = {d.kind for d in v.differences}
     assert v.status == "miss" and "shape" in kinds and "dtype" not in kinds
-    qkv = [d for d in v.differences if d.name == "tensor inputs 0, 1, 2"][0]
+    qkv = [d for d in v.differences if d.word == "tensor_inputs" and d.args == {"which": "0, 1, 2"}][0]
     assert (qkv.warmed, qkv.now) == ("[1, 2, 128, 16]", "[1, 2, 256, 16]")
 
 
@@ -228,6 +228,8 @@ def test_text_names_each_graph_and_the_fix(step, warmed_root):
     text = why_view.render_text(_result(step, warmed_root), width=100)
     assert "✓ graph 0/0: flex_attention (torch/nn/attention/flex_attention.py:2236): hit" in text
     assert "dtype: tensor inputs 0, 1, 2: torch.float32 -> torch.bfloat16" in text
+    flat = " ".join(text.split())
+    assert "shape: integer tensor input 3 (+7 more: block mask): [1, 1, 1, 1] -> [1, 1, 2, 2]" in flat
     assert "Unsupported post grad custom pass" in text
     assert "1 hit, 4 missed, 1 bypassed (of 6 compiled graph(s))" in text
     assert f"flexdoctor warm-cache --cache-dir {warmed_root} --run 'python train.py --lr 3e-4'" in text
@@ -239,8 +241,9 @@ def test_json_is_versioned_and_complete(step, warmed_root):
     assert doc["schema_version"] == why.SCHEMA_VERSION and doc["summary"] == {"hit": 1, "miss": 4, "bypass": 1,
                                                                               "uncached": 0}
     assert [g["status"] for g in doc["graphs"]] == ["hit", "miss", "miss", "miss", "miss", "bypass"]
-    assert doc["graphs"][1]["differences"] == [{"kind": "dtype", "name": "tensor inputs 0, 1, 2",
-                                                "warmed": "torch.float32", "now": "torch.bfloat16"}]
+    assert doc["graphs"][1]["differences"] == [{"kind": "dtype", "name": "example_inputs", "warmed": "torch.float32",
+                                                "now": "torch.bfloat16", "word": "tensor_inputs",
+                                                "args": {"which": "0, 1, 2"}}]
     assert doc["graphs"][5]["bypass_reasons"] == ["Unsupported post grad custom pass"]
     assert r.exit_code == 1
 

@@ -52,9 +52,12 @@ class Difference:
     """One component of the cache key that differs from the closest warmed graph."""
 
     kind: str  # one of KINDS
-    name: str  # what differs, e.g. "input 0" or "inductor_config[max_autotune]"
-    warmed: str  # the warmed graph's value
+    name: str  # what differs: torch's component name ("inductor_config[max_autotune]", "gm",
+    #            "score_mod_0"), or for the inputs a summary named by ``word``
+    warmed: str  # the warmed graph's value ("" when there is nothing to show)
     now: str  # this run's value
+    word: Optional[str] = None  # en.why.toml "why.name.<word>" says it in words, with ``args``
+    args: dict = field(default_factory=dict)
 
 
 @dataclass
@@ -162,35 +165,33 @@ def _input_differences(old: dict, new: dict) -> list[Difference]:
     out: list[Difference] = []
     sa, sb = _symbolic(a), _symbolic(b)
     if bool(sa) != bool(sb):
-        show = lambda syms: ("dynamic (" + ", ".join(syms[:6]) + ")") if syms else "static"  # noqa: E731
-        out.append(Difference("dynamic", "inputs", show(sa), show(sb)))
+        # "" is static; otherwise the symbolic sizes torch gave the inputs (s37, s59, ...)
+        out.append(Difference("dynamic", "example_inputs", ", ".join(sa[:6]), ", ".join(sb[:6]), word="dynamic"))
     ta = [x for x in a if isinstance(x, dict)]
     tb = [x for x in b if isinstance(x, dict)]
     if len(ta) != len(tb):
         # e.g. one tensor passed as q, k and v is one graph input, three distinct ones are three
-        out.append(Difference("inputs", "tensor inputs (a tensor passed twice counts once)", str(len(ta)),
-                              str(len(tb))))
+        out.append(Difference("inputs", "example_inputs", str(len(ta)), str(len(tb)), word="tensor_count"))
         return out
     int_shapes = []
     for i, (x, y) in enumerate(zip(ta, tb)):
-        label = f"tensor input {i}"
+        one = {"word": "tensor_input", "args": {"which": str(i)}}
         if x.get("dtype") != y.get("dtype"):
-            out.append(Difference("dtype", label, x.get("dtype", "?"), y.get("dtype", "?")))
+            out.append(Difference("dtype", f"example_inputs[{i}]", x.get("dtype", "?"), y.get("dtype", "?"), **one))
         if x.get("device") != y.get("device"):
-            out.append(Difference("device", label, x.get("device", "?"), y.get("device", "?")))
+            out.append(Difference("device", f"example_inputs[{i}]", x.get("device", "?"), y.get("device", "?"),
+                                  **one))
         if _shape(x) != _shape(y) and not (sa or sb):
             if "int" in x.get("dtype", "") and "int" in y.get("dtype", ""):
                 int_shapes.append((i, _shape(x), _shape(y)))  # block-mask tensors: summed up below
             else:
-                out.append(Difference("shape", label, _shape(x), _shape(y)))
+                out.append(Difference("shape", f"example_inputs[{i}]", _shape(x), _shape(y), **one))
     if int_shapes:
         i, was, now = int_shapes[0]
-        name = f"integer tensor input {i}" + (f" (+{len(int_shapes) - 1} more, e.g. block mask)"
-                                              if len(int_shapes) > 1 else "")
-        out.append(Difference("shape", name, was, now))
-    if not out and a != b:
-        out.append(Difference("inputs", "example inputs", "strides, layout or requires_grad",
-                              "differ (see the trace)"))
+        out.append(Difference("shape", f"example_inputs[{i}]", was, now, word="int_inputs",
+                              args={"which": str(i), "more": len(int_shapes) - 1}))
+    if not out and a != b:  # strides, layout, requires_grad...
+        out.append(Difference("inputs", "example_inputs", "", "", word="inputs_other"))
     return _merge(out)
 
 
@@ -201,11 +202,11 @@ def _merge(diffs: list[Difference]) -> list[Difference]:
         groups.setdefault((d.kind, d.warmed, d.now), []).append(d)
     out = []
     for (kind, was, now), same in groups.items():
-        if len(same) == 1 or not all(x.name.startswith("tensor input ") for x in same):
+        if len(same) == 1 or not all(x.word == "tensor_input" for x in same):
             out += same
             continue
-        nums = ", ".join(x.name[len("tensor input "):] for x in same)
-        out.append(Difference(kind, f"tensor inputs {nums}", was, now))
+        nums = ", ".join(x.args["which"] for x in same)
+        out.append(Difference(kind, "example_inputs", was, now, word="tensor_inputs", args={"which": nums}))
     return out
 
 
@@ -272,7 +273,7 @@ def _graph_differences(old: str, new: str, warmed_code: Optional[str], code: Opt
             if _code_lines(a.get(name, "")) != _code_lines(b.get(name, "")):
                 minus, plus = _code_diff(a.get(name, ""), b.get(name, ""))
                 return [Difference("mod_code", name, minus or "-", plus or "-")]
-        return [Difference("mod_code", "score_mod / mask_mod", "", "")]
+        return [Difference("mod_code", "gm", "", "", word="mod_code")]
     minus, plus = _code_diff(old, new)
     return [Difference("graph", "gm", minus or "-", plus or "-")]
 
@@ -314,12 +315,12 @@ def compare(warmed: Warmed, lookup: Lookup, code: Optional[str], torch_now: Opti
                 continue  # a graph over symbolic sizes differs everywhere: the dynamic line says it
             out += _graph_differences(old or "", new or "", warmed.code, code)
         elif name == "torch_version":  # a hash of torch's sources: name the versions instead
-            out.append(Difference("torch", "torch", warmed.torch_version or warmed.fingerprint.get("torch") or "?",
-                                  torch_now or "?"))
+            was = warmed.torch_version or warmed.fingerprint.get("torch") or "?"
+            out.append(Difference("torch", name, was, torch_now or "?", word="torch"))
         elif name.startswith("system_info"):  # a hash of GPU name, CUDA/HIP version, Triton build
             fp = warmed.fingerprint
             was = ", ".join(f"{k} {fp[k]}" for k in ("gpu_name", "cuda", "hip", "triton") if fp.get(k)) or "?"
-            out.append(Difference("system", "GPU / CUDA / Triton", was, "other (torch records only a hash)"))
+            out.append(Difference("system", name, was, "", word="system"))  # "": torch keeps only a hash
         else:
             out.append(Difference(_kind(name), name, _short(old if old is not None else "-"),
                                   _short(new if new is not None else "-")))

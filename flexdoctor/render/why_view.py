@@ -7,7 +7,7 @@ import shlex
 import textwrap
 
 from .. import __version__
-from ..cache.why import SCHEMA_VERSION, Verdict, WhyResult
+from ..cache.why import SCHEMA_VERSION, Difference, Verdict, WhyResult
 from ..text import t
 
 ICONS = {"hit": "✓", "miss": "✗", "bypass": "!", "uncached": "-"}
@@ -31,8 +31,6 @@ def _shorter(path: str) -> str:
     return path
 
 
-def _direction(backward) -> str:
-    return t("why.direction." + ("unknown" if backward is None else "backward" if backward else "forward"))
 
 
 def _reason_text(v: Verdict, reason: str) -> str:
@@ -47,16 +45,27 @@ def _reason_text(v: Verdict, reason: str) -> str:
     return t(f"why.reason.{reason}")
 
 
+def _value(d: Difference, value: str) -> str:
+    if d.kind == "dynamic":
+        return t("why.value.dynamic", symbols=value) if value else t("why.value.static")
+    if d.kind == "system" and not value:
+        return t("why.value.hash_only")
+    return value
+
+
 def _diff_lines(v: Verdict, wrap) -> list[str]:
     out = []
     for d in v.differences[:MAX_DIFFERENCES]:
         kind = t(f"why.kind.{d.kind}")
+        label = t(f"why.name.{d.word}", **d.args) if d.word else d.name
         if d.kind in ("graph", "mod_code"):
-            out.append(f"      {kind} ({d.name}):")
-            out += [f"        - {ln}" for ln in (d.warmed or "").splitlines() if ln] or []
+            out.append(f"      {kind} ({label}):" if d.warmed or d.now else f"      {kind}: {label}")
+            out += [f"        - {ln}" for ln in (d.warmed or "").splitlines() if ln]
             out += [f"        + {ln}" for ln in (d.now or "").splitlines() if ln]
+        elif d.word == "inputs_other":
+            out += wrap(f"{kind}: {label}", "      ", "        ")
         else:
-            out += wrap(f"{kind}: {d.name}: {d.warmed} -> {d.now}", "      ", "        ")
+            out += wrap(f"{kind}: {label}: {_value(d, d.warmed)} -> {_value(d, d.now)}", "      ", "        ")
     if len(v.differences) > MAX_DIFFERENCES:
         out.append("      " + t("why.more", count=len(v.differences) - MAX_DIFFERENCES))
     return out
@@ -73,9 +82,12 @@ def _verdict_text(v: Verdict, wrap) -> list[str]:
     out = [head]
     for lk in v.lookups:
         detail = t("why.detail", detail=lk["detail"]) if lk.get("detail") and lk["detail"] != lk["state"] else ""
-        out.append("    " + " ".join(t("why.lookup", cache=t(f"why.cache.{lk['cache']}"),
-                                          direction=_direction(lk.get("backward")), state=lk["state"], detail=detail,
-                                          cache_key=(lk.get("key") or "-")[:12]).split()))
+        words = {"cache": t(f"why.cache.{lk['cache']}"), "state": lk["state"], "detail": detail,
+                 "cache_key": (lk.get("key") or "-")[:12]}
+        back = lk.get("backward")
+        line = (t("why.lookup_nodir", **words) if back is None
+                else t("why.lookup", direction=t(f"why.direction.{'backward' if back else 'forward'}"), **words))
+        out.append("    " + line)
     for reason in v.reasons:
         if reason == "differs":
             continue
@@ -136,7 +148,8 @@ def _verdict_dict(v: Verdict) -> dict:
         "whole_model": v.whole_model,
         "closest": v.closest,
         "closest_source": v.closest_source,
-        "differences": [{"kind": d.kind, "name": d.name, "warmed": d.warmed, "now": d.now} for d in v.differences],
+        "differences": [{"kind": d.kind, "name": d.name, "warmed": d.warmed, "now": d.now, "word": d.word,
+                         "args": dict(d.args)} for d in v.differences],
     }
 
 
