@@ -143,7 +143,7 @@ app.command("bench", epilog=_epilog("bench"))(_with_lang(_bench.bench))
 cache_app = typer.Typer(name="cache", help="Questions about the compile cache: `cache why -- CMD` says why a "
                         "command's compiled graphs missed it.", no_args_is_help=True, add_completion=False,
                         rich_markup_mode=None, context_settings={"help_option_names": ["-h", "--help"]})
-cache_app.command("why", context_settings=_cache_why.CONTEXT)(_cache_why.why)
+cache_app.command("why", context_settings=_cache_why.CONTEXT, epilog=_epilog("cache-why"))(_with_lang(_cache_why.why))
 app.add_typer(cache_app, name="cache")
 
 
