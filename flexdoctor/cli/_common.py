@@ -62,6 +62,7 @@ class Gathering:
 
         self.thread = threading.Thread(target=work, name="flexdoctor-gather", daemon=True)
         self.thread.start()
+        _RUNNING.append(self)
 
     def result(self, progress: bool):
         """The facts, with the progress line on a terminal while they are still coming."""
@@ -76,6 +77,34 @@ class Gathering:
         if self.error is not None:
             raise self.error
         return self.facts
+
+
+# (python, static) -> Gathering the entry point started before parsing (see cli/__init__._prefetch).
+_EARLY: dict = {}
+_RUNNING: list = []  # every Gathering started, for settle()
+
+
+def settle(timeout: float = 10.0) -> None:
+    """Wait for probing threads still running (a usage error found while they ran): ending the
+    interpreter under a thread that is inside NVML or a subprocess wait can crash it. Called by
+    the entry point after worker.lifetime ended every child, so they finish at once."""
+    import time
+
+    deadline = time.monotonic() + timeout
+    for g in _RUNNING:
+        g.thread.join(max(deadline - time.monotonic(), 0.0))
+
+
+def start_early(python: str, static: bool) -> None:
+    """Start probing now, before typer parses the command line (`check` without --project/--deep)."""
+    if (python, static) not in _EARLY:
+        _EARLY[(python, static)] = Gathering(python, static)
+
+
+def gathering(python: str, static: bool, config: Optional[str] = None) -> Gathering:
+    """The probes of this command: the ones the entry point started early, else new ones."""
+    early = _EARLY.pop((python, static), None) if config is None else None
+    return early if early is not None else Gathering(python, static, config=config)
 
 
 def preload(fmt: str):

@@ -14,8 +14,8 @@ from ..cliutil import split as _split
 from ..cliutil import usage_error as _usage_error
 from ..cliutil import check_output as _check_output
 from ..cliutil import write as _write
-from ._common import (Gathering, OutputOpt, PythonOpt, StaticOpt, _attach_project, _color, _gather, _load_facts,
-                      _project, _require_interpreter, _settings, preload)
+from ._common import (OutputOpt, PythonOpt, StaticOpt, _attach_project, _color, _gather, _load_facts,
+                      _project, _require_interpreter, _settings, gathering, preload)
 
 
 def check(
@@ -69,7 +69,6 @@ def check(
 
       flexdoctor check --profile image --format junit -o flexdoctor.xml
     """
-    from .. import checks, policy, runner
     from ..render import Format, renderer
 
     _check_output(output)
@@ -80,8 +79,10 @@ def check(
         raise _usage_error(f"--format {fmt}: choose one of {', '.join(f.value for f in Format)}")
     early = warm = None
     if from_facts is None and not deep:  # the deep tier runs kernels: only once the options are valid
-        early = Gathering(_resolve_python(python), static, config=str(config) if config is not None else None)
+        early = gathering(_resolve_python(python), static, config=str(config) if config is not None else None)
         warm = preload(format_.value)
+    from .. import checks, policy, runner  # imported while the probes run
+
     specs, problems = checks.all_checks(with_plugins=not no_plugins)
     try:
         settings = _settings(settings_file).with_overrides(
