@@ -94,7 +94,7 @@ def _prefetch(argv: list[str]) -> None:
     so overlapping them with start-up keeps a full check close to one bare `import torch` and
     the static tier to a fraction of `collect_env`. Anything unusual (--project, --deep, recorded
     facts, help) is left to the command itself."""
-    words = [a for a in argv if not a.startswith("-")]
+    words = [a for i, a in enumerate(argv) if not a.startswith("-") and (i == 0 or argv[i - 1] != "--lang")]
     if not words or words[0] not in ("check", "facts"):
         return
     if any(a in ("-h", "--help", "--version") or a.startswith("--from-facts") for a in argv):
