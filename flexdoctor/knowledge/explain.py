@@ -1,26 +1,45 @@
 """Find known problems in a log or traceback: the engine behind ``flexdoctor explain``.
 
-The log is streamed line by line from a binary stream (any size; invalid UTF-8, NUL bytes and
-other binary junk are tolerated), so memory stays bounded by one line (itself capped at
-``MAX_LINE`` bytes) plus the hits kept per entry. Each line is matched against every entry's
-patterns; a message wrapped over two lines (pip's and setuptools' indented RuntimeErrors, narrow
-terminals) is also tried joined with the line before it. Results come back one per entry, most
-fundamental first (entry ``rank``, then first line, then ID).
+What is matched (the contract; ``scan_lines`` is its plain reference implementation):
+the log is split at ``\\n`` into lines (a line longer than ``MAX_LINE`` bytes is cut there), each
+line is cleaned (UTF-8 with replacement, ANSI colours removed, control bytes turned into spaces,
+trailing ``\\r`` dropped) and searched with every entry's patterns; a message wrapped over two lines
+(pip's and setuptools' indented RuntimeErrors, narrow terminals) is also tried joined with the line
+before it. Results come back one per entry, most fundamental first (entry ``rank``, then first
+line, then ID).
+
+How it is fast (``scan``): the stream is read in blocks of whole lines (memory stays bounded by
+``BLOCK`` plus one line), each block is cleaned in one pass and searched with one *trigger* regex
+made of a required literal of every pattern (a run of characters every match must contain, read
+from the pattern's parse tree, never containing whitespace). Only lines holding a trigger, and the
+line after each (for the two-line join), get the exact per-line matching above: a pattern can only
+match a line, or a join of two lines, that contains its required literal, because the join puts
+whitespace between the lines and the literal has none. Healthy lines therefore cost one C-level
+regex scan instead of a Python loop iteration and 70+ pattern searches each.
 """
 
 from __future__ import annotations
 
+import functools
 import re
 from dataclasses import dataclass, field
 from typing import IO, Iterable, Iterator, Optional
 
 from . import Entry, entries
 
+try:  # Python 3.11+
+    from re import _parser as _sre_parse  # type: ignore[attr-defined]
+except ImportError:  # pragma: no cover - Python < 3.11
+    import sre_parse as _sre_parse  # type: ignore[no-redef]
+
 MAX_LINE = 64 * 1024  # bytes of one line that are matched; the rest of a longer line is skipped
 MAX_HITS = 5  # lines kept per entry for the report (all are counted)
 MAX_TEXT = 300  # characters of a matching line shown
+BLOCK = 4 * 1024 * 1024  # bytes read and cleaned at once by scan()
+MIN_TRIGGER = 4  # characters of a required literal used as trigger, when the literal has them
 
 _JUNK = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
+_JUNK_BYTES = bytes(list(range(0x00, 0x09)) + [0x0b, 0x0c] + list(range(0x0e, 0x20)) + [0x7f])
 _ANSI = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]")
 
 
@@ -88,47 +107,414 @@ def iter_lines(stream: IO[bytes]) -> Iterator[str]:
         yield clean(raw)
 
 
+# --- required literals -------------------------------------------------------------------------
+
+_C = _sre_parse  # the op constants are re-exported by the parser module
+_IGNORECASE = re.IGNORECASE.value
+
+
+def _literal_char(c: str) -> bool:
+    """Whether ``c`` may be part of a required literal: no whitespace (a two-line join inserts
+    some), no U+FFFD (decoding puts it where bytes were invalid), nothing UTF-8 cannot encode."""
+    return not c.isspace() and c != "\ufffd" and not "\ud800" <= c <= "\udfff"
+
+
+def _required(seq, icase: bool) -> Optional[list[tuple[str, bool]]]:
+    """A set of (literal, ignorecase) alternatives of which every match of ``seq`` contains one;
+    the best such set found, or None. Literals never contain whitespace."""
+    best: Optional[list[tuple[str, bool]]] = None
+
+    def offer(cand: Optional[list[tuple[str, bool]]]) -> None:
+        nonlocal best
+        if cand and (best is None or _set_quality(cand) > _set_quality(best)):
+            best = cand
+
+    run: list[str] = []
+
+    def flush() -> None:
+        if run:
+            offer([("".join(run), icase)])
+            run.clear()
+
+    for op, av in seq:
+        if op is _C.LITERAL and _literal_char(chr(av)):
+            run.append(chr(av))
+            continue
+        flush()
+        if op is _C.SUBPATTERN:
+            _group, add, dele, sub = av
+            sub_icase = (icase or bool(add & _IGNORECASE)) and not (dele & _IGNORECASE)
+            offer(_required(sub, sub_icase))
+        elif op is _C.BRANCH:
+            alts = [_required(s, icase) for s in av[1]]
+            if all(alts):
+                offer([lit for alt in alts for lit in alt])  # type: ignore[union-attr]
+        elif op in (_C.MAX_REPEAT, _C.MIN_REPEAT, getattr(_C, "POSSESSIVE_REPEAT", None)) and op is not None:
+            lo, _hi, sub = av
+            if lo >= 1:
+                offer(_required(sub, icase))
+        elif op is getattr(_C, "ATOMIC_GROUP", object()):
+            offer(_required(av, icase))
+    flush()
+    return best
+
+
+# Rough percent of log text that is each lower-case letter (English letter frequencies, adjusted for
+# logs, where paths, "step", "model", "params" and "ms" are everywhere): a trigger should start rare.
+_LOWER_COST = dict(zip("etaoinshrdlcumpwfgykbvxjqz",
+                       (6, 4.5, 4, 3.8, 3.5, 3.4, 3.2, 3, 3, 2, 2, 2, 1.4, 2, 2, 1.2, 1.1, 1.2, 0.8, 1.2,
+                        0.9, 0.6, 0.3, 0.15, 0.1, 0.2)))
+
+
+def _char_cost(c: str) -> float:
+    """Rough share of log text that is this character: a trigger should start with a rare one."""
+    if c in _LOWER_COST:
+        return _LOWER_COST[c]
+    if c.isdigit() and c.isascii():
+        return 4.0
+    if "A" <= c <= "Z":
+        return 0.05 if c in "JQXZKYUHGB" else 0.3
+    if c in " .:,/-_=[]'()%|":
+        return 3.0
+    if c.isascii():
+        return 0.2
+    return 0.3
+
+
+def _trigger_of(literal: str) -> str:
+    """The best suffix of a required literal to search for: starts with a rare character and keeps
+    at least MIN_TRIGGER characters (or the whole literal when it is shorter)."""
+    keep = min(MIN_TRIGGER, len(literal))
+    starts = range(0, len(literal) - keep + 1)
+    i = min(starts, key=lambda i: (_char_cost(literal[i]), i))
+    return literal[i:]
+
+
+def _set_quality(alts: list[tuple[str, bool]]) -> tuple:
+    """Higher is better: long literals that start rare, few alternatives."""
+    worst_len = min(len(lit) for lit, _ in alts)
+    worst_cost = max(_char_cost(_trigger_of(lit)[0]) for lit, _ in alts)
+    return (min(worst_len, MIN_TRIGGER + 4) >= MIN_TRIGGER, -worst_cost * len(alts), worst_len)
+
+
+@functools.lru_cache(maxsize=None)
+def _required_literals(pattern: str) -> Optional[tuple[tuple[str, bool], ...]]:
+    parsed = _sre_parse.parse(pattern)
+    found = _required(parsed, bool(parsed.state.flags & _IGNORECASE))
+    return tuple(found) if found else None
+
+
+def required_literals(pattern: str) -> Optional[list[tuple[str, bool]]]:
+    """Literal alternatives (text, ignorecase) one of which every match of ``pattern`` contains."""
+    found = _required_literals(pattern)
+    return list(found) if found else None
+
+
+_BMP = None
+
+
+def _case_variants(c: str) -> list[str]:
+    """Characters that ``(?i)c`` matches (sre folds a few non-ASCII ones too, e.g. U+212A for k)."""
+    global _BMP
+    if _BMP is None:
+        _BMP = "".join(chr(i) for i in range(0x10000) if not 0xD800 <= i < 0xE000)
+    return sorted(set(re.findall("(?i)" + re.escape(c), _BMP)) | {c})
+
+
+def _trigger_units(literals: Iterable[tuple[str, bool]], as_bytes: bool) -> dict:
+    """{first character or byte: set of regex sources for the rest} of every literal's trigger."""
+    by_first: dict = {}
+    for lit, icase in literals:
+        trig = _trigger_of(lit)
+        if as_bytes:
+            chars = [[v.encode("utf-8") for v in (_case_variants(c) if icase else [c])] for c in trig]
+            rest = b"".join(re.escape(ch[0]) if len(ch) == 1 else b"(?:" + b"|".join(map(re.escape, ch)) + b")"
+                            for ch in chars[1:])
+            for first in chars[0]:
+                by_first.setdefault(first[:1], set()).add(re.escape(first[1:]) + rest)
+        else:
+            rest = re.escape(trig[1:])
+            if icase and rest:
+                rest = f"(?i:{rest})"
+            for first in (_case_variants(trig[0]) if icase else [trig[0]]):
+                by_first.setdefault(first, set()).add(rest)
+    return by_first
+
+
+def _trigger_regex(literals: Iterable[tuple[str, bool]], as_bytes: bool = False) -> re.Pattern:
+    """One regex finding any of the literals' triggers, as str or bytes. Every top-level alternative
+    starts with a plain character, so sre skips positions that start none of them at C speed. At a
+    position, longer triggers are tried first: the match is the longest trigger starting there."""
+    empty = b"" if as_bytes else ""
+    alts = []
+    for first, rests in sorted(_trigger_units(literals, as_bytes).items()):
+        rests = sorted(rests, key=lambda r: (-len(r), r))
+        tail = rests[0] if len(rests) == 1 else (b"(?:" if as_bytes else "(?:") + empty.join(
+            [rests[0]] + [(b"|" if as_bytes else "|") + r for r in rests[1:]]) + (b")" if as_bytes else ")")
+        alts.append(re.escape(first) + tail)
+    return re.compile((b"|" if as_bytes else "|").join(alts))
+
+
+# --- matching -----------------------------------------------------------------------------------
+
+
 class Matcher:
-    """All entries' patterns, with one combined regex as a cheap pre-filter per line."""
+    """All entries' patterns, found through their required literals.
+
+    ``block_trigger`` (bytes) locates candidate lines in a whole block; ``match`` checks one line:
+    it collects the triggers present in it (overlapping ones included) and searches only the
+    entries they belong to, which gives exactly the entries any of whose patterns matches the line.
+    A pattern without a required literal (``loose``) is searched on every line, and sends ``scan``
+    down the per-line path: the built-in knowledge base has none (tests/test_explain.py)."""
 
     def __init__(self, table: Optional[Iterable[Entry]] = None) -> None:
         self.entries = tuple(e for e in (table if table is not None else entries().values()) if e.patterns)
-        self._any = re.compile("|".join(f"(?:{p})" for e in self.entries for p in e.patterns)) if self.entries else None
+        literals: list[tuple[str, bool]] = []
+        by_trigger: dict[str, set[int]] = {}
+        icase: set[int] = set()  # entries with a case-insensitive trigger: checked whenever any trigger is present
+        always: set[int] = set()  # entries with a loose pattern: always checked
+        self.loose: tuple[str, ...] = ()
+        for i, e in enumerate(self.entries):
+            for p in e.patterns:
+                lits = required_literals(p)
+                if not lits:
+                    self.loose += (p,)
+                    always.add(i)
+                    continue
+                literals.extend(lits)
+                for lit, ic in lits:
+                    if ic:
+                        icase.add(i)
+                    else:
+                        by_trigger.setdefault(_trigger_of(lit), set()).add(i)
+        # A match of the trigger regex is the longest trigger starting at its position; the shorter
+        # triggers that are its prefixes occur there too.
+        self._by_trigger = {t: frozenset().union(*(ids for u, ids in by_trigger.items() if t.startswith(u)))
+                            for t in by_trigger}
+        self._icase = frozenset(icase)
+        self._always = frozenset(always)
+        self._trigger = _trigger_regex(literals) if literals else None
+        self.block_trigger = _trigger_regex(literals, as_bytes=True) if literals else None
+
+    def _suspects(self, text: str) -> frozenset:
+        """Indexes of the entries whose triggers occur in ``text`` (a superset of those that match)."""
+        out = set(self._always)
+        if self._trigger is not None:
+            search, by_trigger, icase, pos = self._trigger.search, self._by_trigger, self._icase, 0
+            while True:
+                m = search(text, pos)
+                if m is None:
+                    break
+                out |= by_trigger.get(m.group(), icase)
+                out |= icase
+                pos = m.start() + 1
+        return frozenset(out)
 
     def match(self, text: str) -> list[Entry]:
-        if self._any is None or not self._any.search(text):
+        """Entries any of whose patterns matches ``text``, in table order."""
+        suspects = self._suspects(text)
+        if not suspects:
             return []
-        return [e for e in self.entries if any(r.search(text) for r in e.regexes)]
+        return [e for i, e in enumerate(self.entries) if i in suspects and any(r.search(text) for r in e.regexes)]
 
 
-def scan_lines(lines: Iterable[str], matcher: Optional[Matcher] = None) -> Result:
-    """Match cleaned lines; see the module docstring."""
-    matcher = matcher or Matcher()
-    found: dict[str, Problem] = {}
-    prev: Optional[str] = None
-    prev_ids: set[str] = set()
-    n = 0
-    for n, line in enumerate(lines, start=1):
+_DEFAULT: list = [None, None]  # [entries table, its Matcher]
+
+
+def default_matcher() -> Matcher:
+    """The Matcher of the whole knowledge base, built once per loaded table."""
+    table = entries()
+    if _DEFAULT[0] is not table:
+        _DEFAULT[:] = [table, Matcher(table.values())]
+    return _DEFAULT[1]
+
+
+class _Scan:
+    """State of one scan: the problems found and the exact per-line step of the contract."""
+
+    def __init__(self, matcher: Matcher) -> None:
+        self.matcher = matcher
+        self.found: dict[str, Problem] = {}
+
+    def visit(self, n: int, line: str, prev: Optional[str], prev_ids: frozenset) -> frozenset:
+        """Match line ``n`` alone and joined with ``prev``; returns the IDs it matched."""
         ids: set[str] = set()
-        for e in matcher.match(line):
+        found = self.found
+        for e in self.matcher.match(line):
             ids.add(e.id)
             found.setdefault(e.id, Problem(e)).add(Hit(n, _shorten(line)))
         if prev is not None and prev.strip() and line.strip():
             joined = prev.rstrip() + " " + line.strip()
-            for e in matcher.match(joined):
+            for e in self.matcher.match(joined):
                 if e.id in ids or e.id in prev_ids:
                     continue
                 ids.add(e.id)
                 found.setdefault(e.id, Problem(e)).add(
                     Hit(n, _shorten(prev.strip() + " / " + line.strip()), first_line=n - 1))
-        prev, prev_ids = line, ids
-    problems = sorted(found.values(), key=lambda p: (p.entry.rank, p.first_line, p.entry.id))
-    return Result(tuple(problems), n)
+        return frozenset(ids)
+
+    def result(self, lines: int) -> Result:
+        problems = sorted(self.found.values(), key=lambda p: (p.entry.rank, p.first_line, p.entry.id))
+        return Result(tuple(problems), lines)
 
 
-def scan(stream: IO[bytes], matcher: Optional[Matcher] = None) -> Result:
+def scan_lines(lines: Iterable[str], matcher: Optional[Matcher] = None) -> Result:
+    """The reference implementation: every cleaned line matched in turn (see the module docstring)."""
+    state = _Scan(matcher or default_matcher())
+    prev: Optional[str] = None
+    prev_ids: frozenset = frozenset()
+    n = 0
+    for n, line in enumerate(lines, start=1):
+        prev_ids = state.visit(n, line, prev, prev_ids)
+        prev = line
+    return state.result(n)
+
+
+# --- whole blocks -------------------------------------------------------------------------------
+
+_ANSI_B = re.compile(_ANSI.pattern.encode())
+_ANSI_B_BEFORE_CONT = re.compile(_ANSI.pattern.encode() + rb"[\x80-\xbf]")
+_JUNK_TABLE = bytes(0x20 if b in _JUNK_BYTES else b for b in range(256))
+
+
+def _clean_block(raw: bytes) -> bytes:
+    """``clean`` applied to every line of a block of whole lines at once, staying in bytes: decoding
+    a line of the result gives exactly ``clean`` of that line. Colours, control bytes and carriage
+    returns are all ASCII, and replacing or dropping them in bytes decodes like doing it in text,
+    except where dropping a colour code would join the halves of a broken UTF-8 character: a block
+    with a colour code before a continuation byte is cleaned as text instead."""
+    if len(raw.translate(None, _JUNK_BYTES)) != len(raw):  # ESC is a control byte too
+        if b"\x1b" in raw:
+            if not raw.isascii() and _ANSI_B_BEFORE_CONT.search(raw):
+                raw = _ANSI.sub("", raw.decode("utf-8", errors="replace")).encode("utf-8")
+            else:
+                raw = _ANSI_B.sub(b"", raw)
+        raw = raw.translate(_JUNK_TABLE)
+    while b"\r\n" in raw:  # trailing carriage returns of every line, as str.rstrip("\r\n") drops them
+        raw = raw.replace(b"\r\n", b"\n")
+    if raw.endswith(b"\r"):  # the last line when it has no newline
+        raw = raw.rstrip(b"\r")
+    return raw
+
+
+def _blocks(stream: IO[bytes], size: int) -> Iterator[bytes]:
+    """The stream as blocks of whole lines, each ending in ``\\n`` (the last one may not), with every
+    line cut to MAX_LINE bytes as ``iter_lines`` cuts it."""
+    carry = b""
+    skipping = False  # inside an overlong line whose first MAX_LINE bytes were already given
+    while True:
+        data = stream.read(size)
+        if not data:
+            if carry:
+                yield carry
+            return
+        if skipping:
+            nl = data.find(b"\n")
+            if nl < 0:
+                continue
+            data, skipping = data[nl + 1:], False
+        if carry:
+            data = carry + data
+        last = data.rfind(b"\n")
+        body, carry = (data[: last + 1], data[last + 1:]) if last >= 0 else (b"", data)
+        if len(carry) > MAX_LINE:  # a line already too long: keep its head, skip the rest
+            body += carry[:MAX_LINE] + b"\n"
+            carry, skipping = b"", True
+        if body:
+            yield _cut_long_lines(body)
+
+
+def _cut_long_lines(body: bytes) -> bytes:
+    """Lines of a block (ending in ``\\n``) longer than MAX_LINE bytes, cut to MAX_LINE."""
+    if len(body) <= MAX_LINE + 1:
+        return body
+    pieces: list[bytes] = []
+    start = pos = 0
+    end = len(body)
+    while pos < end:  # each step moves past the last newline within MAX_LINE + 1 bytes
+        nl = body.rfind(b"\n", pos, pos + MAX_LINE + 1)
+        if nl >= 0:
+            pos = nl + 1
+            continue
+        nl = body.find(b"\n", pos)  # exists: the block ends in a newline
+        pieces += [body[start: pos + MAX_LINE], b"\n"]
+        start = pos = nl + 1
+    if not pieces:
+        return body
+    pieces.append(body[start:])
+    return b"".join(pieces)
+
+
+def _candidate_starts(body: bytes, finder: re.Pattern) -> list[int]:
+    """Start offsets of the lines of ``body`` in which ``finder`` matches, in order."""
+    starts: list[int] = []
+    search, pos = finder.search, 0
+    while True:
+        m = search(body, pos)
+        if m is None:
+            return starts
+        at = m.start()
+        starts.append(body.rfind(b"\n", 0, at) + 1)
+        end = body.find(b"\n", at)
+        if end < 0:
+            return starts
+        pos = end + 1
+
+
+def _decode(raw: bytes) -> str:
+    return raw.decode("utf-8", errors="replace")
+
+
+def scan_blocks(blocks: Iterable[bytes], matcher: Optional[Matcher] = None) -> Result:
+    """Known problems in blocks of whole lines (see ``_blocks``); the same result as ``scan_lines``
+    gives for those lines. Only candidate lines and the line after each are decoded and visited."""
+    matcher = matcher or default_matcher()
+    state = _Scan(matcher)
+    finder = matcher.block_trigger
+    base = 0  # lines in the blocks before this one
+    last_line: Optional[str] = None  # the previous block's last line, cleaned
+    last_ids: frozenset = frozenset()  # its IDs (empty unless it was visited)
+    carry_next = False  # the previous block's last line was a candidate: visit this block's first
+    for raw in blocks:
+        data = _clean_block(raw)
+        body = data[:-1] if data.endswith(b"\n") else data
+        starts = _candidate_starts(body, finder) if finder is not None else []
+        todo: list[int] = [0] if carry_next else []  # line starts to visit, in order, no duplicates
+        for s in starts:
+            if not todo or todo[-1] < s:
+                todo.append(s)
+            nxt = body.find(b"\n", s)
+            if nxt >= 0:
+                todo.append(nxt + 1)
+        visited_start, visited_ids = -1, frozenset()
+        line_no, counted = base + 1, 0  # the number of the line starting at offset `counted`
+        for s in todo:
+            line_no += body.count(b"\n", counted, s)
+            counted = s
+            e = body.find(b"\n", s)
+            line = _decode(body[s:] if e < 0 else body[s:e])
+            if s == 0:
+                prev, prev_ids = last_line, last_ids
+            else:
+                ps = body.rfind(b"\n", 0, s - 1) + 1
+                prev = _decode(body[ps: s - 1])
+                prev_ids = visited_ids if ps == visited_start else frozenset()
+            visited_ids = state.visit(line_no, line, prev, prev_ids)
+            visited_start = s
+        last_start = body.rfind(b"\n") + 1
+        last_line = _decode(body[last_start:])
+        last_ids = visited_ids if visited_start == last_start else frozenset()
+        carry_next = bool(starts) and starts[-1] == last_start
+        base += body.count(b"\n") + 1
+    return state.result(base)
+
+
+def scan(stream: IO[bytes], matcher: Optional[Matcher] = None, block: int = BLOCK) -> Result:
     """Known problems in a binary stream (a file opened 'rb', or sys.stdin.buffer)."""
-    return scan_lines(iter_lines(stream), matcher)
+    matcher = matcher or default_matcher()
+    if matcher.loose:  # a pattern without a required literal: every line must be searched anyway
+        return scan_lines(iter_lines(stream), matcher)
+    return scan_blocks(_blocks(stream, block), matcher)
 
 
 def scan_text(text: str, matcher: Optional[Matcher] = None) -> Result:
