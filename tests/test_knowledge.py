@@ -38,7 +38,8 @@ def body(path: Path) -> bytes:
 def explained(path: Path) -> set[str]:
     import io
 
-    return {p.entry.id for p in scan(io.BytesIO(body(path))).problems}
+    result = scan(io.BytesIO(body(path)))
+    return {p.entry.id for p in result.problems + result.notes}
 
 
 def test_ids_and_fields():

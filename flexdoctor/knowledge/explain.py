@@ -61,6 +61,8 @@ class Problem:
     entry: Entry
     hits: list[Hit] = field(default_factory=list)
     count: int = 0
+    context: dict = field(default_factory=dict)  # values read from the log by named groups
+    lines: list[Hit] = field(default_factory=list)  # every hit, kept only for entries with `near`
 
     @property
     def first_line(self) -> int:
@@ -76,6 +78,7 @@ class Problem:
 class Result:
     problems: tuple[Problem, ...]
     lines: int  # lines read
+    notes: tuple[Problem, ...] = ()  # advisory entries found: harmless notices, not problems
 
     @property
     def found(self) -> bool:
@@ -261,21 +264,27 @@ def _trigger_regex(literals: Iterable[tuple[str, bool]], as_bytes: bool = False)
 class Matcher:
     """All entries' patterns, found through their required literals.
 
-    ``block_trigger`` (bytes) locates candidate lines in a whole block; ``match`` checks one line:
-    it collects the triggers present in it (overlapping ones included) and searches only the
-    entries they belong to, which gives exactly the entries any of whose patterns matches the line.
+    A *unit* is one entry's ``patterns`` (kind "main") or its ``near`` patterns (kind "near").
+    ``block_trigger`` (bytes) locates candidate lines in a whole block; ``match_units`` checks one
+    line: it collects the triggers present in it (overlapping ones included) and searches only the
+    units they belong to, which gives exactly the units any of whose patterns matches the line.
     A pattern without a required literal (``loose``) is searched on every line, and sends ``scan``
-    down the per-line path: the built-in knowledge base has none (tests/test_explain.py)."""
+    down the per-line path: the built-in knowledge base has none (tests/test_explain_engine.py)."""
 
     def __init__(self, table: Optional[Iterable[Entry]] = None) -> None:
         self.entries = tuple(e for e in (table if table is not None else entries().values()) if e.patterns)
+        self.units: list[tuple[Entry, str, tuple[re.Pattern, ...]]] = []
+        for e in self.entries:
+            self.units.append((e, "main", e.regexes))
+            if e.near:
+                self.units.append((e, "near", e.near_regexes))
         literals: list[tuple[str, bool]] = []
         by_trigger: dict[str, set[int]] = {}
-        icase: set[int] = set()  # entries with a case-insensitive trigger: checked whenever any trigger is present
-        always: set[int] = set()  # entries with a loose pattern: always checked
+        icase: set[int] = set()  # units with a case-insensitive trigger: checked whenever any trigger is present
+        always: set[int] = set()  # units with a loose pattern: always checked
         self.loose: tuple[str, ...] = ()
-        for i, e in enumerate(self.entries):
-            for p in e.patterns:
+        for i, (e, kind, _) in enumerate(self.units):
+            for p in (e.patterns if kind == "main" else e.near):
                 lits = required_literals(p)
                 if not lits:
                     self.loose += (p,)
@@ -297,7 +306,7 @@ class Matcher:
         self.block_trigger = _trigger_regex(literals, as_bytes=True) if literals else None
 
     def _suspects(self, text: str) -> frozenset:
-        """Indexes of the entries whose triggers occur in ``text`` (a superset of those that match)."""
+        """Indexes of the units whose triggers occur in ``text`` (a superset of those that match)."""
         out = set(self._always)
         if self._trigger is not None:
             search, by_trigger, icase, pos = self._trigger.search, self._by_trigger, self._icase, 0
@@ -310,12 +319,22 @@ class Matcher:
                 pos = m.start() + 1
         return frozenset(out)
 
+    def match_units(self, text: str) -> list[tuple[Entry, str, dict]]:
+        """(entry, kind, named groups of the first matching pattern) for every unit matching ``text``."""
+        suspects = self._suspects(text)
+        out = []
+        for i in sorted(suspects):
+            e, kind, regexes = self.units[i]
+            for r in regexes:
+                m = r.search(text)
+                if m is not None:
+                    out.append((e, kind, m.groupdict()))
+                    break
+        return out
+
     def match(self, text: str) -> list[Entry]:
         """Entries any of whose patterns matches ``text``, in table order."""
-        suspects = self._suspects(text)
-        if not suspects:
-            return []
-        return [e for i, e in enumerate(self.entries) if i in suspects and any(r.search(text) for r in e.regexes)]
+        return [e for e, kind, _ in self.match_units(text) if kind == "main"]
 
 
 _DEFAULT: list = [None, None]  # [entries table, its Matcher]
@@ -329,33 +348,77 @@ def default_matcher() -> Matcher:
     return _DEFAULT[1]
 
 
+_SAFE_VALUE = re.compile(r"[A-Za-z0-9][A-Za-z0-9._+-]{0,63}")
+MAX_NEAR = 10_000  # lines remembered per entry for the near rule
+
+
 class _Scan:
     """State of one scan: the problems found and the exact per-line step of the contract."""
 
     def __init__(self, matcher: Matcher) -> None:
         self.matcher = matcher
         self.found: dict[str, Problem] = {}
+        self.near: dict[str, list[int]] = {}  # entry ID -> lines where one of its near patterns matched
+
+    def _add(self, e: Entry, hit: Hit, groups: dict) -> None:
+        problem = self.found.get(e.id)
+        if problem is None:
+            problem = self.found[e.id] = Problem(e)
+        problem.add(hit)
+        if e.near and len(problem.lines) < MAX_NEAR:
+            problem.lines.append(hit)
+        for key, value in groups.items():
+            # Values land in printed commands: only plain version-like tokens are taken.
+            if value and key not in problem.context and _SAFE_VALUE.fullmatch(value):
+                problem.context[key] = value
 
     def visit(self, n: int, line: str, prev: Optional[str], prev_ids: frozenset) -> frozenset:
         """Match line ``n`` alone and joined with ``prev``; returns the IDs it matched."""
         ids: set[str] = set()
-        found = self.found
-        for e in self.matcher.match(line):
+        for e, kind, groups in self.matcher.match_units(line):
+            if kind == "near":
+                lines = self.near.setdefault(e.id, [])
+                if len(lines) < MAX_NEAR:
+                    lines.append(n)
+                continue
             ids.add(e.id)
-            found.setdefault(e.id, Problem(e)).add(Hit(n, _shorten(line)))
+            self._add(e, Hit(n, _shorten(line)), groups)
         if prev is not None and prev.strip() and line.strip():
             joined = prev.rstrip() + " " + line.strip()
-            for e in self.matcher.match(joined):
-                if e.id in ids or e.id in prev_ids:
+            for e, kind, groups in self.matcher.match_units(joined):
+                if kind == "near" or e.id in ids or e.id in prev_ids:
                     continue
                 ids.add(e.id)
-                found.setdefault(e.id, Problem(e)).add(
-                    Hit(n, _shorten(prev.strip() + " / " + line.strip()), first_line=n - 1))
+                self._add(e, Hit(n, _shorten(prev.strip() + " / " + line.strip()), first_line=n - 1), groups)
         return frozenset(ids)
 
+    def _near_ok(self, p: Problem) -> Optional[Problem]:
+        """The problem restricted to its hits that have a near line within ``near_lines``, or None."""
+        near = self.near.get(p.entry.id)
+        if not near:
+            return None
+        span = p.entry.near_lines
+        kept = Problem(p.entry, context=p.context)
+        for hit in p.lines:
+            lo, hi = (hit.first_line or hit.line) - span, hit.line + span
+            if any(lo <= x <= hi for x in near):
+                kept.add(hit)
+        return kept if kept.count else None
+
     def result(self, lines: int) -> Result:
-        problems = sorted(self.found.values(), key=lambda p: (p.entry.rank, p.first_line, p.entry.id))
-        return Result(tuple(problems), lines)
+        found = []
+        for p in self.found.values():
+            if p.entry.near:
+                p = self._near_ok(p)
+                if p is None:
+                    continue
+            found.append(p)
+        replaced = {ref for p in found for ref in p.entry.overrides}
+        found = [p for p in found if p.entry.id not in replaced]
+        key = lambda p: (p.entry.rank, p.first_line, p.entry.id)  # noqa: E731
+        problems = sorted((p for p in found if not p.entry.advisory), key=key)
+        notes = sorted((p for p in found if p.entry.advisory), key=key)
+        return Result(tuple(problems), lines, tuple(notes))
 
 
 def scan_lines(lines: Iterable[str], matcher: Optional[Matcher] = None) -> Result:
@@ -368,6 +431,29 @@ def scan_lines(lines: Iterable[str], matcher: Optional[Matcher] = None) -> Resul
         prev_ids = state.visit(n, line, prev, prev_ids)
         prev = line
     return state.result(n)
+
+
+def fix_for(problem: Problem):
+    """The entry's fix for this log: placeholders filled from what the log said (named groups),
+    plus every ``log_commands`` command whose placeholders were all read from the log."""
+    e = problem.entry
+    fix = e.render(**problem.context)
+    extra = tuple(_fill_command(c, problem.context) for c in e.log_commands
+                  if set(_placeholders(c)) <= set(problem.context))
+    if not extra:
+        return fix
+    return type(fix)(summary=fix.summary, commands=extra + fix.commands, kb=fix.kb, links=fix.links)
+
+
+_PLACEHOLDER = re.compile(r"\{([A-Za-z_][A-Za-z0-9_]*)\}")
+
+
+def _placeholders(template: str) -> list[str]:
+    return _PLACEHOLDER.findall(template)
+
+
+def _fill_command(template: str, values: dict) -> str:
+    return _PLACEHOLDER.sub(lambda m: str(values.get(m.group(1), m.group(0))), template)
 
 
 # --- whole blocks -------------------------------------------------------------------------------
