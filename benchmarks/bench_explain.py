@@ -8,6 +8,7 @@ Then times the engine (knowledge.explain.scan on the file opened 'rb', the path 
 reports MB/s:
 
     PYTHONPATH=$PWD python3 benchmarks/bench_explain.py [--size 64] [--repeat 3] [--keep FILE]
+    python3 benchmarks/bench_explain.py --log FILE --engine /path/to/other/checkout   # before/after
 
 Each repeat is one full scan; the median is reported with min/max, machine load and Python version,
 since on a shared machine the absolute number moves with load. The same log (seeded) is built every
@@ -104,11 +105,17 @@ def main() -> int:
     ap.add_argument("--repeat", type=int, default=3)
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--keep", help="write the log here and keep it (default: a temporary file)")
+    ap.add_argument("--log", help="time this existing log instead of building one")
+    ap.add_argument("--engine", help="import flexdoctor from this checkout (default: this one), to compare commits")
     args = ap.parse_args()
-    sys.path.insert(0, str(ROOT))
+    sys.path.insert(0, str(Path(args.engine).resolve() if args.engine else ROOT))
     with tempfile.TemporaryDirectory() as tmp:
-        path = Path(args.keep) if args.keep else Path(tmp) / "train.log"
-        size, inserted = build_log(path, args.size, args.seed)
+        if args.log:
+            path, inserted = Path(args.log), "?"
+            size = path.stat().st_size
+        else:
+            path = Path(args.keep) if args.keep else Path(tmp) / "train.log"
+            size, inserted = build_log(path, args.size, args.seed)
         mb = size / 1e6
         time_scan(LOGS / "FDE102_no_driver.log")  # untimed warm-up: imports, regex compilation
         times = []
@@ -117,6 +124,9 @@ def main() -> int:
             times.append(sec)
     med = statistics.median(times)
     load = os.getloadavg()[0] if hasattr(os, "getloadavg") else float("nan")
+    import flexdoctor
+
+    print(f"engine: {Path(flexdoctor.__file__).parent}")
     print(f"log: {mb:.1f} MB, {lines} lines, {inserted} error excerpts; found: {' '.join(ids) or '-'}")
     print(f"python {platform.python_version()}, {os.cpu_count()} cores, load average {load:.2f}")
     print(f"scan: median {med:.2f} s (min {min(times):.2f}, max {max(times):.2f}, n={len(times)})")

@@ -134,7 +134,7 @@ def test_every_builtin_pattern_has_a_trigger():
         for p in e.patterns:
             lits = kbx.required_literals(p)
             assert lits, (e.id, p)
-            assert all(len(kbx._trigger_of(lit)) >= kbx.MIN_TRIGGER for lit, _ in lits), (e.id, p, lits)
+            assert all(len(kbx._trigger_of(lit, ic)) >= kbx.MIN_TRIGGER for lit, ic in lits), (e.id, p, lits)
 
 
 def test_icase_trigger_finds_every_case():

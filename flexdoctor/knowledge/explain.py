@@ -162,42 +162,193 @@ def _required(seq, icase: bool) -> Optional[list[tuple[str, bool]]]:
     return best
 
 
-# Rough percent of log text that is each lower-case letter (English letter frequencies, adjusted for
-# logs, where paths, "step", "model", "params" and "ms" are everywhere): a trigger should start rare.
-_LOWER_COST = dict(zip("etaoinshrdlcumpwfgykbvxjqz",
-                       (6, 4.5, 4, 3.8, 3.5, 3.4, 3.2, 3, 3, 2, 2, 2, 1.4, 2, 2, 1.2, 1.1, 1.2, 0.8, 1.2,
-                        0.9, 0.6, 0.3, 0.15, 0.1, 0.2)))
+# Which literal to search for: the one that costs least to find. A position whose character starts
+# some trigger costs the scan a few nanoseconds more; a line holding a trigger costs a visit (the full
+# per-line match, tens of microseconds). Both rates are estimated on a sample of ordinary log text.
+_SCAN_NS = 130.0
+_VISIT_NS = 30000.0
 
 
-def _char_cost(c: str) -> float:
-    """Rough share of log text that is this character: a trigger should start with a rare one."""
-    if c in _LOWER_COST:
-        return _LOWER_COST[c]
-    if c.isdigit() and c.isascii():
-        return 4.0
+@functools.lru_cache(maxsize=1)
+def _sample() -> tuple[str, str, dict, int]:
+    from ._log_sample import SAMPLE
+
+    counts: dict = {}
+    for c in SAMPLE:
+        counts[c] = counts.get(c, 0) + 1
+    return SAMPLE, SAMPLE.lower(), counts, len(SAMPLE)
+
+
+# A floor under the sample's character frequencies (share of log text), so that characters the
+# sample happens to under-represent are not mistaken for rare: English letter frequencies scaled to
+# logs, where digits, quotes, dots, dashes and brackets are everywhere.
+_LOWER_FLOOR = dict(zip("etaoinshrdlcumpwfgykbvxjqz",
+                        (0.06, 0.045, 0.04, 0.038, 0.035, 0.034, 0.032, 0.03, 0.03, 0.02, 0.02, 0.02, 0.014,
+                         0.02, 0.02, 0.012, 0.011, 0.012, 0.008, 0.012, 0.009, 0.006, 0.003, 0.0015, 0.001,
+                         0.002)))
+
+
+def _char_floor(c: str) -> float:
+    if c in _LOWER_FLOOR:
+        return _LOWER_FLOOR[c]
+    if c.isdigit() or c in " .,:;'\"-_/=()[]{}%|":
+        return 0.03
     if "A" <= c <= "Z":
-        return 0.05 if c in "JQXZKYUHGB" else 0.3
-    if c in " .:,/-_=[]'()%|":
-        return 3.0
-    if c.isascii():
-        return 0.2
-    return 0.3
+        return 0.0005 if c in "JQXZKYUHGBVW" else 0.003
+    return 0.001
 
 
-def _trigger_of(literal: str) -> str:
-    """The best suffix of a required literal to search for: starts with a rare character and keeps
-    at least MIN_TRIGGER characters (or the whole literal when it is shorter)."""
+@functools.lru_cache(maxsize=None)
+def _trigger_cost(trig: str, icase: bool = False) -> float:
+    """Estimated cost per character of log searched, of using ``trig`` as a trigger."""
+    text, lower, counts, n = _sample()
+    firsts = {trig[0], trig[0].lower(), trig[0].upper()} if icase else {trig[0]}
+    p_first = sum(max((counts.get(c, 0) + 0.5) / n, _char_floor(c)) for c in firsts)
+    hits = lower.count(trig.lower()) if icase else text.count(trig)
+    return _SCAN_NS * p_first + _VISIT_NS * (hits + 0.1) / n
+
+
+@functools.lru_cache(maxsize=None)
+def _trigger_of(literal: str, icase: bool = False) -> str:
+    """The suffix of a required literal to search for: the cheapest one (see ``_trigger_cost``) that
+    keeps at least MIN_TRIGGER characters (or the whole literal when it is shorter)."""
     keep = min(MIN_TRIGGER, len(literal))
     starts = range(0, len(literal) - keep + 1)
-    i = min(starts, key=lambda i: (_char_cost(literal[i]), i))
+    i = min(starts, key=lambda i: (_trigger_cost(literal[i:], icase), i))
     return literal[i:]
 
 
 def _set_quality(alts: list[tuple[str, bool]]) -> tuple:
-    """Higher is better: long literals that start rare, few alternatives."""
+    """Higher is better: literals long enough to be specific, then the cheapest to search for."""
     worst_len = min(len(lit) for lit, _ in alts)
-    worst_cost = max(_char_cost(_trigger_of(lit)[0]) for lit, _ in alts)
-    return (min(worst_len, MIN_TRIGGER + 4) >= MIN_TRIGGER, -worst_cost * len(alts), worst_len)
+    cost = sum(_trigger_cost(_trigger_of(lit, ic), ic) for lit, ic in alts)
+    return (worst_len >= MIN_TRIGGER, -cost, worst_len)
+
+
+def _candidate_sets(seq, icase: bool) -> list[list[tuple[str, bool]]]:
+    """Every literal set ``_required`` considers for ``seq`` (each one alone suffices): the raw
+    material from which ``Matcher`` chooses, for all patterns together, the cheapest triggers."""
+    out: list[list[tuple[str, bool]]] = []
+    run: list[str] = []
+
+    def flush() -> None:
+        if run:
+            out.append([("".join(run), icase)])
+            run.clear()
+
+    for op, av in seq:
+        if op is _C.LITERAL and _literal_char(chr(av)):
+            run.append(chr(av))
+            continue
+        flush()
+        if op is _C.SUBPATTERN:
+            _group, add, dele, sub = av
+            out.extend(_candidate_sets(sub, (icase or bool(add & _IGNORECASE)) and not (dele & _IGNORECASE)))
+        elif op is _C.BRANCH:
+            alts = [_required(s, icase) for s in av[1]]
+            if all(alts):
+                out.append([lit for alt in alts for lit in alt])  # type: ignore[union-attr]
+        elif op in (_C.MAX_REPEAT, _C.MIN_REPEAT, getattr(_C, "POSSESSIVE_REPEAT", None)) and op is not None:
+            lo, _hi, sub = av
+            if lo >= 1:
+                out.extend(_candidate_sets(sub, icase))
+        elif op is getattr(_C, "ATOMIC_GROUP", object()):
+            out.extend(_candidate_sets(av, icase))
+    flush()
+    return out
+
+
+@functools.lru_cache(maxsize=None)
+def _pattern_sets(pattern: str) -> tuple:
+    parsed = _sre_parse.parse(pattern)
+    sets = _candidate_sets(parsed, bool(parsed.state.flags & _IGNORECASE))
+    return tuple(tuple(s) for s in sets)
+
+
+def _char_rate(c: str) -> float:
+    """Share of log text that is ``c`` (the sample's count, never below the floor)."""
+    _text, _lower, counts, n = _sample()
+    return max((counts.get(c, 0) + 0.5) / n, _char_floor(c))
+
+
+def _choose_triggers(patterns: Iterable[str]) -> tuple[dict, dict]:
+    """For every pattern, the literal set to trigger on, and for every literal its trigger suffix,
+    chosen for all patterns together. The scan pays for every position whose character starts
+    some trigger, so the first characters are chosen first, as a small set of rare ones that
+    lets every pattern trigger (greedy weighted set cover, then redundant characters dropped);
+    then each literal takes, among the suffixes starting with a chosen character, the one that
+    occurs least in ordinary log text (fewest lines to visit)."""
+    sets = {p: [c for c in _pattern_sets(p) if min(len(lit) for lit, _ in c) >= MIN_TRIGGER]
+            for p in patterns}
+    chars = sorted({lit[i] for cands in sets.values() for cand in cands for lit, ic in cand if not ic
+                    for i in range(len(lit) - MIN_TRIGGER + 1)})
+    bit = {c: 1 << i for i, c in enumerate(chars)}
+
+    everything = (1 << len(chars)) - 1
+
+    def starts(lit: str, ic: bool) -> int:
+        if ic:  # case-insensitive literals are searched with all case variants: any start will do
+            return everything
+        mask = 0
+        for i in range(len(lit) - MIN_TRIGGER + 1):
+            mask |= bit[lit[i]]
+        return mask
+
+    masks = {p: [tuple(starts(lit, ic) for lit, ic in cand) for cand in cands] for p, cands in sets.items()}
+
+    def covered(p: str, allowed: int) -> bool:
+        return any(all(m & allowed for m in cand) for cand in masks[p])
+
+    allowed, todo = 0, [p for p in sets if sets[p]]
+    while todo:
+        # A candidate set becomes searchable with c when c can start each literal not yet
+        # searchable: c must be in the AND of those literals' start masks.
+        gain: dict[int, int] = {}
+        for p in todo:
+            could = 0
+            for cand in masks[p]:
+                need = -1
+                for m in cand:
+                    if not m & allowed:
+                        need &= m
+                could |= need & ~allowed
+            b = could
+            while b:
+                low = b & -b
+                gain[low] = gain.get(low, 0) + 1
+                b ^= low
+        if not gain:
+            break
+        pick = max(gain, key=lambda low: (gain[low] / _char_rate(chars[low.bit_length() - 1]), -low))
+        allowed |= pick
+        todo = [p for p in todo if not covered(p, allowed)]
+    for c in sorted(chars, key=_char_rate, reverse=True):  # drop characters no pattern needs
+        if allowed & bit[c] and all(covered(p, allowed & ~bit[c]) for p in sets if sets[p]):
+            allowed &= ~bit[c]
+
+    def trigger(lit: str, ic: bool) -> Optional[str]:
+        options = [lit[i:] for i in range(len(lit) - MIN_TRIGGER + 1) if ic or allowed & bit[lit[i]]]
+        return min(options, key=lambda t: (_trigger_cost(t, ic) - _SCAN_NS * _char_rate(t[0]), -len(t))) \
+            if options else None
+
+    picks: dict = {}
+    triggers: dict = {}
+    for p, cands in sets.items():
+        scored = []
+        for cand in cands:
+            trigs = [trigger(lit, ic) for lit, ic in cand]
+            if all(trigs):
+                scored.append((sum(_trigger_cost(t, ic) for t, (_, ic) in zip(trigs, cand)), len(cand), cand, trigs))
+        if not scored:  # no long-enough literal: the standalone choice (short triggers)
+            best = _required_literals(p)
+            if best:
+                picks[p] = list(best)
+                triggers.update({(lit, ic): _trigger_of(lit, ic) for lit, ic in best})
+            continue
+        _, _, cand, trigs = min(scored, key=lambda t: t[:2])
+        picks[p] = list(cand)
+        triggers.update({key: t for key, t in zip(cand, trigs)})
+    return picks, triggers
 
 
 @functools.lru_cache(maxsize=None)
@@ -224,11 +375,11 @@ def _case_variants(c: str) -> list[str]:
     return sorted(set(re.findall("(?i)" + re.escape(c), _BMP)) | {c})
 
 
-def _trigger_units(literals: Iterable[tuple[str, bool]], as_bytes: bool) -> dict:
+def _trigger_units(literals: Iterable[tuple[str, bool]], as_bytes: bool, chosen: Optional[dict] = None) -> dict:
     """{first character or byte: set of regex sources for the rest} of every literal's trigger."""
     by_first: dict = {}
     for lit, icase in literals:
-        trig = _trigger_of(lit)
+        trig = (chosen or {}).get((lit, icase)) or _trigger_of(lit, icase)
         if as_bytes:
             chars = [[v.encode("utf-8") for v in (_case_variants(c) if icase else [c])] for c in trig]
             rest = b"".join(re.escape(ch[0]) if len(ch) == 1 else b"(?:" + b"|".join(map(re.escape, ch)) + b")"
@@ -244,13 +395,14 @@ def _trigger_units(literals: Iterable[tuple[str, bool]], as_bytes: bool) -> dict
     return by_first
 
 
-def _trigger_regex(literals: Iterable[tuple[str, bool]], as_bytes: bool = False) -> re.Pattern:
+def _trigger_regex(literals: Iterable[tuple[str, bool]], as_bytes: bool = False,
+                   chosen: Optional[dict] = None) -> re.Pattern:
     """One regex finding any of the literals' triggers, as str or bytes. Every top-level alternative
     starts with a plain character, so sre skips positions that start none of them at C speed. At a
     position, longer triggers are tried first: the match is the longest trigger starting there."""
     empty = b"" if as_bytes else ""
     alts = []
-    for first, rests in sorted(_trigger_units(literals, as_bytes).items()):
+    for first, rests in sorted(_trigger_units(literals, as_bytes, chosen).items()):
         rests = sorted(rests, key=lambda r: (-len(r), r))
         tail = rests[0] if len(rests) == 1 else (b"(?:" if as_bytes else "(?:") + empty.join(
             [rests[0]] + [(b"|" if as_bytes else "|") + r for r in rests[1:]]) + (b")" if as_bytes else ")")
@@ -283,27 +435,30 @@ class Matcher:
         icase: set[int] = set()  # units with a case-insensitive trigger: checked whenever any trigger is present
         always: set[int] = set()  # units with a loose pattern: always checked
         self.loose: tuple[str, ...] = ()
-        for i, (e, kind, _) in enumerate(self.units):
-            for p in (e.patterns if kind == "main" else e.near):
-                lits = required_literals(p)
-                if not lits:
-                    self.loose += (p,)
-                    always.add(i)
-                    continue
-                literals.extend(lits)
-                for lit, ic in lits:
-                    if ic:
-                        icase.add(i)
-                    else:
-                        by_trigger.setdefault(_trigger_of(lit), set()).add(i)
+        unit_patterns = [(i, p) for i, (e, kind, _) in enumerate(self.units)
+                         for p in (e.patterns if kind == "main" else e.near)]
+        picks, chosen = _choose_triggers(p for _, p in unit_patterns)
+        self._chosen = chosen
+        for i, p in unit_patterns:
+            lits = picks.get(p)
+            if not lits:
+                self.loose += (p,)
+                always.add(i)
+                continue
+            literals.extend(lits)
+            for lit, ic in lits:
+                if ic:
+                    icase.add(i)
+                else:
+                    by_trigger.setdefault(chosen[(lit, ic)], set()).add(i)
         # A match of the trigger regex is the longest trigger starting at its position; the shorter
         # triggers that are its prefixes occur there too.
         self._by_trigger = {t: frozenset().union(*(ids for u, ids in by_trigger.items() if t.startswith(u)))
                             for t in by_trigger}
         self._icase = frozenset(icase)
         self._always = frozenset(always)
-        self._trigger = _trigger_regex(literals) if literals else None
-        self.block_trigger = _trigger_regex(literals, as_bytes=True) if literals else None
+        self._trigger = _trigger_regex(literals, chosen=chosen) if literals else None
+        self.block_trigger = _trigger_regex(literals, as_bytes=True, chosen=chosen) if literals else None
 
     def _suspects(self, text: str) -> frozenset:
         """Indexes of the units whose triggers occur in ``text`` (a superset of those that match)."""
@@ -469,13 +624,12 @@ def _clean_block(raw: bytes) -> bytes:
     returns are all ASCII, and replacing or dropping them in bytes decodes like doing it in text,
     except where dropping a colour code would join the halves of a broken UTF-8 character: a block
     with a colour code before a continuation byte is cleaned as text instead."""
-    if len(raw.translate(None, _JUNK_BYTES)) != len(raw):  # ESC is a control byte too
-        if b"\x1b" in raw:
-            if not raw.isascii() and _ANSI_B_BEFORE_CONT.search(raw):
-                raw = _ANSI.sub("", raw.decode("utf-8", errors="replace")).encode("utf-8")
-            else:
-                raw = _ANSI_B.sub(b"", raw)
-        raw = raw.translate(_JUNK_TABLE)
+    if b"\x1b" in raw:  # colour codes go before control bytes (ESC is one) become spaces
+        if not raw.isascii() and _ANSI_B_BEFORE_CONT.search(raw):
+            raw = _ANSI.sub("", raw.decode("utf-8", errors="replace")).encode("utf-8")
+        else:
+            raw = _ANSI_B.sub(b"", raw)
+    raw = raw.translate(_JUNK_TABLE)  # one pass, cheaper than looking for control bytes first
     while b"\r\n" in raw:  # trailing carriage returns of every line, as str.rstrip("\r\n") drops them
         raw = raw.replace(b"\r\n", b"\n")
     if raw.endswith(b"\r"):  # the last line when it has no newline
@@ -591,7 +745,7 @@ def scan_blocks(blocks: Iterable[bytes], matcher: Optional[Matcher] = None) -> R
         last_line = _decode(body[last_start:])
         last_ids = visited_ids if visited_start == last_start else frozenset()
         carry_next = bool(starts) and starts[-1] == last_start
-        base += body.count(b"\n") + 1
+        base = line_no + body.count(b"\n", counted)  # the number of the block's last line
     return state.result(base)
 
 
