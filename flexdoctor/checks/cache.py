@@ -3,13 +3,17 @@ and whether flexdoctor's warm-cache manifest still matches this environment. Pur
 
 from __future__ import annotations
 
+import dataclasses
 import shlex
 from typing import Optional
 
 from .. import knowledge as kb
+from .. import safety
+from ..cache import envflags
 from ..cache import manifest as mf
-from ..facts import Facts, ProbeError, Skip, ok, require
+from ..facts import Facts, PathStat, ProbeError, Skip, ok, require
 from ..model import Finding
+from ..text import t
 from . import _util as u
 from .base import check, fail, passed, skip, warn
 
@@ -37,6 +41,26 @@ def _cache(facts: Facts):
 
 def _persistent_dir(facts: Facts) -> str:
     return "$HOME/.cache/torchinductor"
+
+
+def _warm_fix(ref: str, facts: Facts, **kw):
+    """A fix whose warm-up step fits this machine: the GPU preset where a GPU can compile, the same
+    preset on the CPU where CPU Inductor can compile flex (torch 2.6+, Linux, AVX2), and no warm-up
+    step where nothing can compile flex (warming would only fail)."""
+    fix = kb.fix(ref, warm=_warm_command(facts) or "", **kw)
+    return dataclasses.replace(fix, commands=tuple(c for c in fix.commands if c))
+
+
+def _warm_command(facts: Facts) -> Optional[str]:
+    gpu = u.has_nvidia_gpu(facts) or (ok(facts.torch) and bool(facts.torch.hip))
+    if gpu:
+        return "flexdoctor warm-cache --preset llm-causal"
+    tv = u.base_version(facts.torch.version) if ok(facts.torch) else None
+    linux = u.is_linux(facts)
+    avx2 = facts.host.cpu_avx2 if ok(facts.host) else None
+    if tv is not None and tv >= u.version("2.6") and linux and avx2 is not False:
+        return "flexdoctor warm-cache --preset llm-causal --device cpu"
+    return None
 
 
 def current_fingerprint(facts: Facts) -> dict:
@@ -76,7 +100,7 @@ def cache_location(facts: Facts) -> Finding:
     loc = c.inductor
     if loc.in_temp or loc.fs_type == "tmpfs":
         where = "a tmpfs (memory) filesystem" if loc.fs_type == "tmpfs" else "a temporary directory"
-        return warn("cache-location.temporary", kb.fix("cache-in-tmp", dir=_persistent_dir(facts)),
+        return warn("cache-location.temporary", _warm_fix("cache-in-tmp", facts, dir=_persistent_dir(facts)),
                     path=loc.path, where=where, source=loc.source)
     return passed("cache-location.pass", path=loc.path, source=loc.source, fs=loc.fs_type or "?")
 
@@ -126,39 +150,75 @@ def cache_disk_space(facts: Facts) -> Finding:
     return passed("cache-disk-space.pass", **kw)
 
 
+# Where a cache of each kind can move when its place is unsafe (the variable each writer reads).
+SAFE_HOME = {"inductor": ("TORCHINDUCTOR_CACHE_DIR", "$HOME/.cache/torchinductor"),
+             "triton": ("TRITON_CACHE_DIR", "$HOME/.triton/cache"),
+             "aten": ("PYTORCH_KERNEL_CACHE_PATH", "$HOME/.cache/torch/kernels")}
+
+
+def location_verdict(loc, uid: Optional[int]) -> Optional[safety.Verdict]:
+    """safety.judge over the rows the probe recorded; facts recorded without them are judged
+    by the cache dir's own owner and mode. None: nothing to judge."""
+    if loc is None or not loc.path:
+        return None
+    if loc.kind == "aten" and loc.source == "PYTORCH_KERNEL_CACHE_PATH" and not loc.exists:
+        return None  # jit_utils.cpp get_cache_dir never creates the directory named there: no cache
+    if loc.chain is not None:
+        return safety.judge(loc.chain, uid)
+    if loc.exists and loc.owner_uid is not None and loc.mode is not None:
+        return safety.judge([PathStat(loc.path, loc.owner_uid, loc.mode, role="target")], uid)
+    return None
+
+
+def unsafe_fix(kind: str, verdict: safety.Verdict, uid: Optional[int]):
+    """chmod when the user owns the one offending dir (the cache itself); else move the cache."""
+    if verdict.reason == "writable-by-others" and verdict.uid == uid:
+        return kb.fix("cache-unsafe-permissions", path=shlex.quote(verdict.path))
+    var, home = SAFE_HOME.get(kind, SAFE_HOME["inductor"])
+    return kb.fix("cache-unsafe-path", var=var, dir=home)
+
+
+def _key(v: safety.Verdict) -> str:
+    name = "shared_writable" if v.reason == "writable-by-others" else v.reason.replace("-", "_")
+    return f"cache-permissions.{name}"
+
+
+def unsafe_message(kind: str, loc_path: str, v: safety.Verdict, uid: Optional[int]) -> str:
+    return t(_key(v), kind=kind, path=loc_path, offender=v.path, owner=v.uid, uid=uid, mode=v.mode_text)
+
+
 @check("FD504", "cache-permissions", area="cache")
 def cache_permissions(facts: Facts) -> Finding:
-    """What it checks: that each existing compile cache dir (Inductor, Triton, ATen kernels) is
-    owned by the current user and is not group- or world-writable.
+    """What it checks: that each compile cache (Inductor, Triton, ATen kernels) is safe to
+    compile into: the cache dir is owned by you (or root) and not group- or world-writable, and
+    every directory above it up to / is owned by you or root and not writable by others unless
+    it has the sticky bit (as /tmp has); symbolic links on the way are owned by you or root.
+    A cache that does not exist yet is judged by the directory it will be created in. This is
+    the walk OpenSSH's StrictModes makes for authorized_keys.
 
     Why it matters: Inductor unpickles cache entries and imports generated code from its cache
-    dir; Triton and ATen load compiled kernels from theirs. A dir owned by someone else, or one
-    others can write to, lets them run code in your training job. The default dir
-    /tmp/torchinductor_<user> is predictable, so on a shared machine another user can create it
-    first.
+    dir; Triton and ATen load compiled kernels from theirs. A dir owned by someone else, one
+    others can write to, or one others can rename away and replace lets them run code in your
+    training job. The default dir /tmp/torchinductor_<user> is predictable, so on a shared
+    machine another user can create it first.
 
-    How to fix: use a cache dir you own with mode 700 (TORCHINDUCTOR_CACHE_DIR), or remove the
-    foreign one and let torch recreate it.
+    How to fix: chmod go-w a cache dir you own; otherwise keep the cache under a directory only
+    you can write (mkdir -m 700, then TORCHINDUCTOR_CACHE_DIR / TRITON_CACHE_DIR /
+    PYTORCH_KERNEL_CACHE_PATH). warm-cache refuses an unsafe cache with the same fix.
     """
     c = _cache(facts)
     problems = []
     for loc in (c.inductor, c.triton, c.aten):
-        if loc is None or not loc.exists or loc.mode is None:
-            continue
-        if c.uid is not None and loc.owner_uid is not None and loc.owner_uid != c.uid:
-            problems.append(("owner", loc))
-        elif loc.mode & 0o022:
-            problems.append(("mode", loc))
-    if problems:
-        why, loc = problems[0]
-        fix = kb.fix("cache-unsafe-permissions", path=shlex.quote(loc.path))
-        details = [f"{l.kind}: {l.path} (owner uid {l.owner_uid}, mode {oct(l.mode or 0)})" for _, l in problems]
-        if why == "owner":
-            return fail("cache-permissions.foreign_owner", fix, details=details, kind=loc.kind, path=loc.path,
-                        owner=loc.owner_uid, uid=c.uid)
-        return fail("cache-permissions.shared_writable", fix, details=details, kind=loc.kind, path=loc.path,
-                    mode=oct(loc.mode or 0))
-    return passed("cache-permissions.pass")
+        v = location_verdict(loc, c.uid)
+        if v is not None and not v.safe:
+            problems.append((loc, v))
+    if not problems:
+        return passed("cache-permissions.pass")
+    loc, v = problems[0]
+    details = [unsafe_message(l.kind, l.path, x, c.uid) for l, x in problems[1:]]
+    return fail(_key(v), unsafe_fix(loc.kind, v, c.uid),
+                details=details, kind=loc.kind, path=loc.path, offender=v.path, owner=v.uid, uid=c.uid,
+                mode=v.mode_text)
 
 
 @check("FD505", "cache-freshness", area="cache")
@@ -178,13 +238,13 @@ def cache_freshness(facts: Facts) -> Finding:
     c = _cache(facts)
     m = c.manifest
     if isinstance(m, ProbeError):
-        return warn("cache-freshness.unreadable", kb.fix("cache-stale"), error=m.message)
+        return warn("cache-freshness.unreadable", _warm_fix("cache-stale", facts), error=m.message)
     if m is None:
         return passed("cache-freshness.never", path=c.inductor.path)
     changed = mf.compare(m.fingerprint, current_fingerprint(facts))
     if changed:
         what = "; ".join(f"{label} {old or '-'} -> {new}" for label, old, new in changed)
-        return warn("cache-freshness.stale", kb.fix("cache-stale"), what=what, when=m.written_at or "?")
+        return warn("cache-freshness.stale", _warm_fix("cache-stale", facts), what=what, when=m.written_at or "?")
     return passed("cache-freshness.fresh", count=len(m.configs), when=m.written_at or "?",
                   details=list(m.configs[:12]))
 
@@ -212,24 +272,58 @@ def cache_stale_bytes(facts: Facts) -> Finding:
     stale = [g for g in m.entry_groups if mf.compare(g.get("fingerprint") or {}, current)]
     dead = sum(int(g.get("bytes") or 0) for g in stale)
     if dead >= DEAD_WEIGHT:
-        return warn("cache-stale-bytes.dead_weight", kb.fix("cache-dead-weight"), dead=_size(dead),
+        return warn("cache-stale-bytes.dead_weight", _warm_fix("cache-dead-weight", facts), dead=_size(dead),
                     total=_size(total), groups=len(stale))
     return passed("cache-stale-bytes.pass", dead=_size(dead), total=_size(total))
 
 
 @check("FD507", "cache-enabled", area="cache")
 def cache_enabled(facts: Facts) -> Finding:
-    """What it checks: environment switches that turn compile caching off:
-    TORCHINDUCTOR_FORCE_DISABLE_CACHES=1, TORCH_COMPILE_FORCE_DISABLE_CACHES=1,
-    TORCHINDUCTOR_FX_GRAPH_CACHE=0, TORCHINDUCTOR_AUTOGRAD_CACHE=0, TRITON_ALWAYS_COMPILE=1.
+    """What it checks: environment switches that turn compile caching off, parsed exactly as the
+    installed torch and Triton parse them: TORCHINDUCTOR_FORCE_DISABLE_CACHES,
+    TORCH_COMPILE_FORCE_DISABLE_CACHES (torch 2.9+), TORCHINDUCTOR_FX_GRAPH_CACHE,
+    TORCHINDUCTOR_FX_GRAPH_CACHE_DEFAULT (2.10+), TORCHINDUCTOR_AUTOGRAD_CACHE, TRITON_ALWAYS_COMPILE.
 
-    Why it matters: with any of them set every process compiles flex_attention from scratch,
-    and a warmed cache is ignored. They are often left over from debugging.
+    Why it matters: with any of them in effect every process compiles flex_attention from scratch,
+    and a warmed cache is ignored. They are often left over from debugging. The parsing differs by
+    release: torch <= 2.7 forces the caches off only for "1"; from 2.8 any value but "0" or empty
+    does, so TORCHINDUCTOR_FORCE_DISABLE_CACHES=false turns caching OFF; from 2.7
+    TORCHINDUCTOR_FX_GRAPH_CACHE=false leaves the FX graph cache ON (only "0" turns it off);
+    triton <= 3.3 honours TRITON_ALWAYS_COMPILE=1 only, 3.4+ also true/yes/on/y. (Table and
+    sources: flexdoctor/cache/envflags.py.)
 
     How to fix: unset them in the training job's environment.
     """
     c = _cache(facts)
-    if c.disabled_by:
-        names = " ".join(v.split("=", 1)[0] for v in c.disabled_by)
-        return warn("cache-enabled.disabled", kb.fix("cache-disabled", names=names), what=", ".join(c.disabled_by))
-    return passed("cache-enabled.pass")
+    if not ok(facts.host):  # no environment recorded: the probe's judgement with the newest rules
+        if c.disabled_by:
+            names = [v.split("=", 1)[0] for v in c.disabled_by]
+            return warn("cache-enabled.disabled", kb.fix("cache-disabled", unset=_unset(facts, names)),
+                        what=", ".join(c.disabled_by))
+        return passed("cache-enabled.pass")
+    tv = facts.torch.version if ok(facts.torch) else None
+    pk = facts.python.packages if ok(facts.python) else {}
+    rt = facts.torch_runtime
+    trv = (rt.triton_version if ok(rt) else None) or next(
+        (pk[n] for n in ("triton", "pytorch-triton", "pytorch-triton-rocm", "triton-windows") if n in pk), None)
+    found = envflags.switches(facts.host.env, tv, trv)
+    off = [s for s in found if s.off]
+    notes = [_switch_note(s) for s in found if s.surprising or (not s.read)]
+    if off:
+        return warn("cache-enabled.disabled", kb.fix("cache-disabled", unset=_unset(facts, [s.name for s in off])),
+                    what=", ".join(f"{s.name}={s.value}" for s in off),
+                    details=[_switch_note(s) for s in off]
+                    + [_switch_note(s) for s in found if not s.off and (s.surprising or not s.read)])
+    return passed("cache-enabled.pass", details=notes)
+
+
+def _unset(facts: Facts, names: list) -> str:
+    """Unsetting variables in the user's shell: PowerShell on Windows, POSIX elsewhere."""
+    if ok(facts.python) and facts.python.platform.startswith("win"):
+        return "Remove-Item " + ", ".join(f"Env:{n}" for n in names)
+    return "unset " + " ".join(names)
+
+
+def _switch_note(s) -> str:
+    return t("cache-enabled.note", name=s.name, value=s.value,
+             rule=t(f"cache-enabled.{s.rule}", release=s.release, other=envflags.FORCE, fx=envflags.FX))

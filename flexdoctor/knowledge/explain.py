@@ -25,6 +25,7 @@ import re
 from dataclasses import dataclass, field
 from typing import IO, Iterable, Iterator, Optional
 
+from ..wheels import explain_context
 from . import Entry, entries
 
 try:  # Python 3.11+
@@ -515,7 +516,7 @@ class _Scan:
         self.found: dict[str, Problem] = {}
         self.near: dict[str, list[int]] = {}  # entry ID -> lines where one of its near patterns matched
 
-    def _add(self, e: Entry, hit: Hit, groups: dict) -> None:
+    def _add(self, e: Entry, hit: Hit, groups: dict, text: str) -> None:
         problem = self.found.get(e.id)
         if problem is None:
             problem = self.found[e.id] = Problem(e)
@@ -526,6 +527,8 @@ class _Scan:
             # Values land in printed commands: only plain version-like tokens are taken.
             if value and key not in problem.context and _SAFE_VALUE.fullmatch(value):
                 problem.context[key] = value
+        for key, value in explain_context(e.id, text).items():  # values derived from the line (wheels)
+            problem.context.setdefault(key, value)
 
     def visit(self, n: int, line: str, prev: Optional[str], prev_ids: frozenset) -> frozenset:
         """Match line ``n`` alone and joined with ``prev``; returns the IDs it matched."""
@@ -537,14 +540,14 @@ class _Scan:
                     lines.append(n)
                 continue
             ids.add(e.id)
-            self._add(e, Hit(n, _shorten(line)), groups)
+            self._add(e, Hit(n, _shorten(line)), groups, line)
         if prev is not None and prev.strip() and line.strip():
             joined = prev.rstrip() + " " + line.strip()
             for e, kind, groups in self.matcher.match_units(joined):
                 if kind == "near" or e.id in ids or e.id in prev_ids:
                     continue
                 ids.add(e.id)
-                self._add(e, Hit(n, _shorten(prev.strip() + " / " + line.strip()), first_line=n - 1), groups)
+                self._add(e, Hit(n, _shorten(prev.strip() + " / " + line.strip()), first_line=n - 1), groups, joined)
         return frozenset(ids)
 
     def _near_ok(self, p: Problem) -> Optional[Problem]:

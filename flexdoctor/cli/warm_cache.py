@@ -1,8 +1,6 @@
-"""The ``warm-cache`` and ``clear-cache`` commands (registered on the CLI app by ``register``).
-
-Thin like the rest of the CLI: parse, call into ``warm`` / ``clear`` / ``manifest``, render,
-choose the exit code. Usage errors exit 2 with one line; warm-cache exits 1 when any config
-failed or a fresh process did not hit the cache.
+"""The ``warm-cache`` command: pre-compile FlexAttention kernels into the compile cache and prove
+the cache hits. Usage errors exit 2 with one line; exit 1 when any config failed or a fresh
+process did not hit the cache.
 """
 
 from __future__ import annotations
@@ -10,7 +8,6 @@ from __future__ import annotations
 import os
 import shlex
 import shutil
-import sys
 import tempfile
 import time
 from pathlib import Path
@@ -19,33 +16,11 @@ from typing import List, Optional
 import typer
 from typing_extensions import Annotated
 
-from ..cliutil import in_ci, resolve_python
+from ..cliutil import resolve_python
 from ..cliutil import split as _split
 from ..cliutil import usage_error as _usage_error
-
-
-
-def _interactive() -> bool:
-    return sys.stderr.isatty() and not in_ci() and os.environ.get("TERM") != "dumb"
-
-
-def _console(stderr: bool = False, no_color: bool = False):
-    from rich.console import Console
-
-    stream = sys.stderr if stderr else sys.stdout
-    color = not no_color and not os.environ.get("NO_COLOR") and not in_ci() and stream.isatty()
-    return Console(file=stream, no_color=not color, highlight=False, soft_wrap=False,
-                   width=max(shutil.get_terminal_size((120, 24)).columns, 100))
-
-
-def _size(n: Optional[int]) -> str:
-    if n is None:
-        return "?"
-    for unit in ("B", "KiB", "MiB", "GiB", "TiB"):
-        if abs(n) < 1024 or unit == "TiB":
-            return f"{n:.0f} {unit}" if unit == "B" else f"{n:.1f} {unit}"
-        n /= 1024
-    return str(n)
+from ._common import _console, _interactive, _size, require_worker_python
+from ._safety import guard_cache_dirs
 
 
 def _secs(v: Optional[float]) -> str:
@@ -171,6 +146,25 @@ def _torch_version(python: str) -> Optional[str]:
         return None
 
 
+def _cache_switches_off(python: str) -> list:
+    """The cache switches in this environment that turn caching off, parsed as the target
+    interpreter's torch and Triton parse them (cache/envflags.py)."""
+    from ..cache import envflags, locations
+
+    if not any(os.environ.get(n) is not None for n in envflags.NAMES):
+        return []
+    try:
+        from ..probes import interp
+
+        py, torch = interp.probe(python)
+        pk = getattr(py, "packages", None) or {}
+        triton = next((pk[n] for n in ("triton", "pytorch-triton", "pytorch-triton-rocm", "triton-windows")
+                       if n in pk), None)
+        return locations.disabled_by(torch_version=getattr(torch, "version", None), triton_version=triton)
+    except Exception:
+        return locations.disabled_by()
+
+
 def warm_cache(
     preset: Annotated[Optional[List[str]], typer.Option("--preset", metavar="NAME",
                       help="Named set of configs (repeatable): llm-causal, llm-packed, diffusers, sweep, "
@@ -233,9 +227,11 @@ def warm_cache(
       flexdoctor warm-cache --run "python train.py --max-steps 1"
     """
     from .. import __version__
-    from . import locations, warm
-    from . import manifest as mf
-    from .clear import shared
+    from ..cache import locations, warm
+    from ..cache import manifest as mf
+    from ..cache.clear import shared
+    from ..text import t
+    from ..worker import lifetime
 
     if list_presets:
         for name, (doc, cfgs) in warm.PRESETS.items():
@@ -245,6 +241,7 @@ def warm_cache(
         raise typer.Exit(0)
 
     target = resolve_python(python)
+    require_worker_python(python, target)
     if jobs is not None and jobs < 1:
         raise _usage_error("--jobs must be at least 1")
     if timeout <= 0:
@@ -307,14 +304,11 @@ def warm_cache(
         os.environ["TORCHINDUCTOR_CACHE_DIR"] = os.path.abspath(os.path.expanduser(str(cache_dir)))
     loc = locations.inductor()
     root = loc.path
-    off = locations.disabled_by()
+    off = _cache_switches_off(target)
     if off:
         raise _usage_error(f"compile caching is turned off by {', '.join(off)}: warming cannot help "
                            "(your training run would not read the cache either); unset it first")
-    try:
-        os.makedirs(root, exist_ok=True)
-    except OSError as exc:
-        raise _usage_error(f"cache dir {root}: {exc.strerror or exc}")
+    guard_cache_dirs(root)  # the FD504 verdict (exit 2 when unsafe); a missing dir is made 0700
     if not os.access(root, os.W_OK | os.X_OK):
         raise _usage_error(f"cache dir {root} is not writable")
 
@@ -403,9 +397,13 @@ def warm_cache(
                                  "total_s": round(time.monotonic() - t_all, 3), "python": target}
             if run_info:
                 extra["run"] = run_info
+            write_errors = []  # a full disk: the results are still shown, then one line, exit 2
             if export is not None:
-                size = warm.write_bundle(str(export), export_dir, outcomes, fp, __version__)
-                extra["last_run"]["export"] = {"path": os.path.abspath(str(export)), "bytes": size}
+                try:
+                    size = warm.write_bundle(str(export), export_dir, outcomes, fp, __version__)
+                    extra["last_run"]["export"] = {"path": os.path.abspath(str(export)), "bytes": size}
+                except OSError as exc:
+                    write_errors.append(t("exit.not_written", what=export, error=exc.strerror or exc))
             try:
                 old = mf.read(root)
             except ValueError:
@@ -415,11 +413,15 @@ def warm_cache(
             mpath = None
             if warmed or run_ok:  # a run that warmed nothing must not make `check` call the cache warm
                 data = mf.merge(old, fp, warmed, after - before, root, __version__, extra)
-                mpath = mf.write(root, data)
-    except KeyboardInterrupt:
+                try:
+                    mpath = mf.write(root, data)
+                except OSError as exc:
+                    write_errors.append(t("exit.not_written", what=locations.manifest_path(root),
+                                          error=exc.strerror or exc))
+    except KeyboardInterrupt:  # Ctrl-C, SIGTERM, SIGHUP: the CLI entry prints the line and exits 128+n
         runner.kill_all()
-        typer.echo("flexdoctor: interrupted: nothing was written to the manifest", err=True)
-        raise typer.Exit(130)
+        lifetime.note(t("stopped.manifest_untouched"))
+        raise
     finally:
         if export_dir:
             shutil.rmtree(export_dir, ignore_errors=True)
@@ -458,15 +460,18 @@ def warm_cache(
     lr = extra.get("last_run", {})
     if lr.get("compile_wall_s") is not None:
         outc.print(f"warm-up: {lr['compile_wall_s']:.1f} s for {len(outcomes)} config(s) with {n_jobs} job(s)")
-    if export is not None:
+    if export is not None and "export" in lr:
         outc.print(f"exported {_size(lr.get('export', {}).get('bytes'))} to {export} "
                    f"(load it with: flexdoctor warm-cache --import {export} --cache-dir DIR)")
-    outc.print(f"manifest: {mpath}" if mpath else "manifest: unchanged (nothing was warmed)")
+    if not write_errors:
+        outc.print(f"manifest: {mpath}" if mpath else "manifest: unchanged (nothing was warmed)")
     outc.print(f"use this cache at training time: export TORCHINDUCTOR_CACHE_DIR={shlex.quote(root)}")
     if locations.in_temp(root):
         outc.print("[yellow]note[/]: this cache is under a temporary directory, often wiped on reboot and "
                    "private to a container; pick a persistent --cache-dir")
-    raise typer.Exit(1 if failed else 0)
+    for line in write_errors:
+        typer.echo(f"flexdoctor: error: {line}", err=True)
+    raise typer.Exit(2 if write_errors else 1 if failed else 0)
 
 
 def _print_fixes(console, ids: list) -> None:
@@ -481,88 +486,3 @@ def _print_fixes(console, ids: list) -> None:
         console.print(f"    {entry.id} {entry.title}: {fix.summary}")
         for cmd in fix.commands:
             console.print(f"      $ {cmd}", markup=False)
-
-
-# --------------------------------------------------------------------------- clear-cache
-
-def clear_cache(
-    inductor: Annotated[bool, typer.Option("--inductor", help="Inductor's cache (TORCHINDUCTOR_CACHE_DIR or "
-                        "<tmp>/torchinductor_<user>), with flexdoctor's manifest.")] = False,
-    triton: Annotated[bool, typer.Option("--triton", help="Triton's own cache (TRITON_CACHE_DIR or "
-                      "~/.triton/cache).")] = False,
-    aten: Annotated[bool, typer.Option("--aten", help="ATen's NVRTC/jiterator kernel cache "
-                    "(PYTORCH_KERNEL_CACHE_PATH or ~/.cache/torch/kernels); unrelated to flex.")] = False,
-    manifest_only: Annotated[bool, typer.Option("--manifest", help="Only flexdoctor's manifest.")] = False,
-    dry_run: Annotated[bool, typer.Option("--dry-run", "-n", help="Show what would be deleted; delete nothing.")] = False,
-    yes: Annotated[bool, typer.Option("--yes", "-y", help="Do not ask (needed when not interactive).")] = False,
-    cache_dir: Annotated[Optional[Path], typer.Option("--cache-dir", metavar="DIR",
-                         help="The Inductor cache dir to clear (default: TORCHINDUCTOR_CACHE_DIR or torch's default).")] = None,
-    no_color: Annotated[bool, typer.Option("--no-color", help="No colour (also: NO_COLOR=1).")] = False,
-) -> None:
-    """Delete compile caches safely: shows what and how much first, asks, reports bytes freed.
-
-    Default: all of them (Inductor with flexdoctor's manifest, Triton, ATen kernels).
-    Refuses /, your home, and anything that does not look like the cache it claims to be; never
-    follows symlinks out of a cache; will not run while a warm-cache is using the cache.
-
-    Examples:
-
-      flexdoctor clear-cache --dry-run
-
-      flexdoctor clear-cache --inductor --yes
-    """
-    from rich.table import Table
-
-    from . import clear, locations
-
-    if cache_dir is not None:
-        named = os.path.abspath(os.path.expanduser(str(cache_dir)))
-        if not os.path.isdir(named):  # a typo must not read as "nothing to delete"
-            raise _usage_error(f"--cache-dir {cache_dir}: no such directory")
-        os.environ["TORCHINDUCTOR_CACHE_DIR"] = named
-    kinds = [k for k, on in (("inductor", inductor), ("triton", triton), ("aten", aten),
-                             ("manifest", manifest_only)) if on]
-    if not kinds:
-        kinds = ["inductor", "triton", "aten", "manifest"]
-    targets = clear.plan(kinds)
-    console = _console(no_color=no_color)
-    table = Table(title="flexdoctor clear-cache" + (" (dry run)" if dry_run else ""), title_justify="left")
-    for col in ("cache", "path", "set by", "entries", "size", "note"):
-        table.add_column(col, justify="right" if col in ("entries", "size") else "left")
-    for t in targets:
-        note = t.refused and f"refused: {t.refused}" or t.note or ("" if t.items else "nothing to delete")
-        table.add_row(t.kind, t.path, t.source, str(len(t.items)), _size(t.bytes), note)
-    console.print(table)
-    total = sum(t.bytes for t in targets if not t.refused)
-    count = sum(len(t.items) for t in targets if not t.refused)
-    refused = [t for t in targets if t.refused]
-    if count == 0:
-        console.print("nothing to delete")
-        raise typer.Exit(1 if refused else 0)
-    if dry_run:
-        console.print(f"would free {_size(total)} in {count} entries (dry run: nothing deleted)")
-        raise typer.Exit(1 if refused else 0)
-    if not yes:
-        if not sys.stdin.isatty():
-            raise _usage_error("refusing to delete without --yes when not interactive")
-        if not typer.confirm(f"Delete {count} entries ({_size(total)})?", default=False):
-            console.print("nothing deleted")
-            raise typer.Exit(1)
-    root = locations.inductor().path
-    try:
-        with clear.exclusive(root):
-            result = clear.delete(targets)
-    except clear.Refused as exc:
-        typer.echo(f"flexdoctor: error: {exc}", err=True)
-        raise typer.Exit(1)
-    console.print(f"freed {_size(result.freed)} ({result.freed} bytes) in {result.deleted} entries")
-    for e in result.errors[:10]:
-        console.print(f"  could not delete {e}", markup=False)
-    if len(result.errors) > 10:
-        console.print(f"  ... and {len(result.errors) - 10} more")
-    raise typer.Exit(1 if (result.errors or refused) else 0)
-
-
-def register(app: typer.Typer) -> None:
-    app.command("warm-cache")(warm_cache)
-    app.command("clear-cache")(clear_cache)

@@ -1,6 +1,6 @@
-"""The ``bench`` command (registered on the CLI app by ``register``).
+"""The ``bench`` command: time every attention path here.
 
-Thin like the rest of the CLI: parse, call ``bench.run``, render, choose the exit code. Usage
+Thin like the rest of the CLI: parse, call ``deep.bench.run``, render, choose the exit code. Usage
 errors exit 2 with one line; exit 1 when an item crashed, hung or raised an unexpected error
 (an out-of-memory or a backend torch refuses is a result, not a failure).
 """
@@ -20,6 +20,7 @@ from ..cliutil import EXIT_USAGE, in_ci, resolve_python
 from ..cliutil import split as _split
 from ..cliutil import usage_error as _usage_error
 from ..cliutil import write as _write
+from ._common import require_worker_python
 
 
 
@@ -99,7 +100,7 @@ def bench(
 
       flexdoctor bench --device cpu -L 256 -d 64 --format json -o bench.json
     """
-    from . import bench as b
+    from ..deep import bench as b
 
     if fmt not in ("text", "json", "markdown"):
         raise _usage_error(f"--format {fmt}: choose text, json or markdown")
@@ -116,6 +117,7 @@ def bench(
     if heads % kv:
         raise _usage_error(f"--kv-heads {kv}: must divide --heads {heads}")
     target = resolve_python(python)
+    require_worker_python(python, target)
     if not dtypes:
         dtypes = ["float32"] if device == "cpu" else ["bfloat16"]
     cases = b.grid(batch, heads, kv, seq_lens, head_dims, dtypes, masks)
@@ -165,7 +167,3 @@ def _run_with_progress(b, target, cases, impls, modes, device, reps, warmup, tim
 
         return b.run(target, cases, impls, modes, device=device, reps=reps, warmup=warmup,
                      item_timeout=timeout, on_event=live)
-
-
-def register(app: "typer.Typer") -> None:
-    app.command("bench")(bench)

@@ -1,0 +1,205 @@
+"""The command line: one thin module per command (parse, call into the package, render, exit code).
+
+``app`` is the typer application; each command module defines one function and this package
+registers it. Heavy imports (pynvml, the probes, rich tables, torch) happen inside the command
+functions so that ``flexdoctor --help`` stays fast and never imports torch.
+
+To add a command: copy ``cli/rules.py`` (the smallest), register it below.
+"""
+
+from __future__ import annotations
+
+import functools
+import inspect
+import sys
+from typing import Callable, Optional
+
+import typer
+from typing_extensions import Annotated
+
+from .. import __version__
+from ..cliutil import EXIT_USAGE
+from ..cliutil import which_python as _which_python
+
+def _t(key: str, **kw) -> str:
+    from ..text import t
+
+    return t(key, **kw)
+
+
+app = typer.Typer(
+    name="flexdoctor",
+    help=(
+        "Doctor and CI preflight for GPU attention kernels (PyTorch FlexAttention, "
+        "FlashAttention, SDPA).\n\n"
+        "Start with `flexdoctor check`: it says in seconds what will break on this machine and "
+        "exactly how to fix it.\n\n" + _t("exit.contract")
+    ),
+    no_args_is_help=True,
+    add_completion=False,
+    rich_markup_mode=None,
+    pretty_exceptions_enable=False,
+    context_settings={"help_option_names": ["-h", "--help"]},
+)
+
+
+def _version(value: bool) -> None:
+    if value:
+        typer.echo(f"flexdoctor {__version__}")
+        raise typer.Exit()
+
+
+_LANG_HELP = ("Language of the report: en, ja, pt-BR, hi (default: FLEXDOCTOR_LANG, then LC_ALL, "
+              "LC_MESSAGES, LANG; unknown languages mean English). JSON keeps its English identifiers.")
+LangOption = Annotated[Optional[str], typer.Option("--lang", metavar="LANG", help=_LANG_HELP)]
+
+
+def _choose_language(lang: Optional[str]) -> None:
+    if lang:
+        from ..text import set_language
+
+        set_language(lang)
+
+
+@app.callback()
+def main_callback(
+    version: Annotated[
+        bool, typer.Option("--version", callback=_version, is_eager=True, help="Print the version and exit.")
+    ] = False,
+    lang: LangOption = None,
+) -> None:
+    """Doctor and CI preflight for GPU attention kernels."""
+    _choose_language(lang)
+
+
+def _with_lang(command: Callable) -> Callable:
+    """``command`` with a ``--lang`` option of its own (``flexdoctor rules --lang ja``), so no command
+    module has to declare it; ``flexdoctor --lang ja rules`` works through the callback above."""
+    signature = inspect.signature(command, eval_str=True)
+    extra = inspect.Parameter("lang", inspect.Parameter.KEYWORD_ONLY, default=None, annotation=LangOption)
+
+    @functools.wraps(command)
+    def run(*args, lang: Optional[str] = None, **kwargs):
+        _choose_language(lang)
+        return command(*args, **kwargs)
+
+    run.__signature__ = signature.replace(parameters=[*signature.parameters.values(), extra])
+    run.__annotations__ = {**getattr(command, "__annotations__", {}), "lang": LangOption}
+    return run
+
+
+def _prefetch(argv: list[str]) -> None:
+    """Start `import torch` in the target interpreter before typer parses anything.
+
+    It is the slowest probe (seconds) and needs nothing from argument parsing but --python,
+    so overlapping it with start-up keeps a full check close to one bare `import torch`.
+    """
+    words = [a for a in argv if not a.startswith("-")]
+    if not words or words[0] not in ("check", "facts"):
+        return
+    if any(a in ("--static", "-h", "--help", "--version") or a.startswith("--from-facts") for a in argv):
+        return
+    python = None
+    for i, a in enumerate(argv):
+        if a == "--python" and i + 1 < len(argv):
+            python = argv[i + 1]
+        elif a.startswith("--python="):
+            python = a.split("=", 1)[1]
+    target = _which_python(python)
+    if target is not None:
+        from ..probes import torch_runtime
+
+        torch_runtime.prefetch(target)
+
+
+# The command modules import nothing heavy at module level (see each one's imports).
+from . import bench as _bench  # noqa: E402
+from . import check as _check  # noqa: E402
+from . import clear_cache as _clear_cache  # noqa: E402
+from . import explain as _explain  # noqa: E402
+from . import facts as _facts  # noqa: E402
+from . import rules as _rules  # noqa: E402
+from . import warm_cache as _warm_cache  # noqa: E402
+
+
+
+def _epilog(command: str) -> str:
+    """The exit codes of ``command``, at the end of its --help (one contract: 0 ok, 1 findings or
+    a refusal, 2 usage or environment error)."""
+    return _t(f"exit.{command}") + "\n\n" + _t("exit.signal")
+
+
+# Registration order is the order `flexdoctor --help` lists the commands in.
+app.command("check", epilog=_epilog("check"))(_with_lang(_check.check))
+app.command("facts", epilog=_epilog("facts"))(_with_lang(_facts.facts))
+app.command("rules", epilog=_epilog("rules"))(_with_lang(_rules.rules))
+app.command("explain", epilog=_epilog("explain"))(_with_lang(_explain.explain))
+app.command("warm-cache", epilog=_epilog("warm-cache"))(_with_lang(_warm_cache.warm_cache))
+app.command("clear-cache", epilog=_epilog("clear-cache"))(_with_lang(_clear_cache.clear_cache))
+app.command("bench", epilog=_epilog("bench"))(_with_lang(_bench.bench))
+
+
+def main() -> None:
+    """The entry point: owns the signals and the standard streams, and ends every child process
+    before exiting (worker.lifetime). Exit codes: see ``EXIT_CODES``."""
+    from ..worker import lifetime
+    from . import _streams
+
+    stdout = _streams.guard()
+    lifetime.own_signals()
+    try:
+        try:
+            code = _invoke()
+        finally:
+            lifetime.shutdown()
+    except KeyboardInterrupt:  # a signal while ending the children
+        code = 130
+    signum = lifetime.received()
+    if signum is not None or code == 130:
+        _stopped(signum)
+        code = lifetime.exit_status(signum) if signum is not None else code
+    elif stdout.error is not None:
+        _say(_t("exit.output_failed", error=stdout.error.strerror or stdout.error))
+        code = EXIT_USAGE
+    sys.exit(code)
+
+
+def _invoke():
+    """Run the command; its exit code (0 when it returns)."""
+    try:
+        _prefetch(sys.argv[1:])
+        app()
+    except SystemExit as exc:
+        return exc.code
+    except KeyboardInterrupt:
+        return 130
+    except Exception as exc:  # a flexdoctor bug: one clear line, never a traceback
+        typer.echo(f"flexdoctor: internal error: {type(exc).__name__}: {exc}\n"
+                   "Please report it with the output of `flexdoctor facts`.", err=True)
+        return EXIT_USAGE
+    return 0
+
+
+def _stopped(signum) -> None:
+    """The one line for a signal."""
+    import signal
+
+    from ..worker import lifetime
+
+    if signum is None or signum == signal.SIGINT:
+        line = _t("stopped.sigint")
+    else:
+        line = _t("stopped.signal", signal=lifetime.signal_name(signum))
+    if lifetime.noted():
+        line = _t("stopped.with_note", line=line, note=lifetime.noted())
+    _say(line)
+
+
+def _say(line: str) -> None:
+    """One line on stderr, which may be gone (SIGHUP: the terminal closed)."""
+    try:
+        sys.stderr.write(line + "\n")
+        sys.stderr.flush()
+    except (OSError, ValueError):
+        pass
+
