@@ -207,3 +207,40 @@ def test_links_are_threads_or_docs():
                                                                "FDE722", "FDE620", "FDE621", "FDE820"}):
         e = knowledge.get(ref)
         assert e.links and all(link.startswith("https://") for link in e.links), ref
+
+
+# --- the same logs as users paste them ---------------------------------------------------------
+
+def _variants(lines: list[str]) -> dict[str, list[str]]:
+    wrapped: list[str] = []
+    for line in lines:  # a narrow terminal: long lines broken at a space, continuation indented
+        cut = line.find(" ", 60) if len(line) > 90 else -1
+        wrapped += [line[:cut], "    " + line[cut + 1:]] if cut > 0 else [line]
+    return {
+        "rank prefix": ["[rank3]: " + line for line in lines],
+        "ANSI colours": ["\x1b[31m" + line + "\x1b[0m" for line in lines],
+        "CRLF": [line + "\r" for line in lines],
+        "timestamps": ["2025-06-01 12:00:00,123 ERROR " + line for line in lines],
+        "wrapped": wrapped,
+        "wrapped with rank prefix": ["[rank1]:" + line for line in wrapped],
+    }
+
+
+@pytest.mark.parametrize("path", ERROR_LOGS, ids=lambda p: p.name)
+def test_decorated_and_wrapped_logs_keep_their_entry(path):
+    own = path.name[:6]
+    plain = scan(body(path))
+    first = ([p.entry.id for p in plain.problems] or [p.entry.id for p in plain.notes])[0]
+    lines = body(path).decode("utf-8").splitlines()
+    for name, variant in _variants(lines).items():
+        result = scan(("\n".join(variant) + "\n").encode("utf-8"))
+        ids = [p.entry.id for p in result.problems] or [p.entry.id for p in result.notes]
+        assert ids and ids[0] == first, (path.name, name, ids, own)
+
+
+def test_wrapped_message_with_shared_prefix_is_joined():
+    data = (b"[rank0]:      The detected CUDA version (12.2) mismatches the version that was used to compile\n"
+            b"[rank0]:      PyTorch (11.7). Please make sure to use the same CUDA versions.\n")
+    (p,) = scan(data).problems
+    assert p.entry.id == "FDE402" and p.hits[0].first_line == 1
+    assert kbx._joins("a: x", "b: y") == ["a: x b: y"]  # no shared decoration: the plain join only

@@ -5,7 +5,9 @@ the log is split at ``\\n`` into lines (a line longer than ``MAX_LINE`` bytes is
 line is cleaned (UTF-8 with replacement, ANSI colours removed, control bytes turned into spaces,
 trailing ``\\r`` dropped) and searched with every entry's patterns; a message wrapped over two lines
 (pip's and setuptools' indented RuntimeErrors, narrow terminals) is also tried joined with the line
-before it. Results come back one per entry, most fundamental first (entry ``rank``, then first
+before it, and, when both lines carry the same prefix (timestamp, ``[rank0]:``), joined without the
+second copy of that prefix (``_joins``). An entry with ``near`` patterns counts only where one of them
+matches within ``near_lines`` lines; ``overrides`` and ``advisory`` apply to the results. Results come back one per entry, most fundamental first (entry ``rank``, then first
 line, then ID).
 
 How it is fast (``scan``): the stream is read in blocks of whole lines (memory stays bounded by
@@ -21,6 +23,7 @@ regex scan instead of a Python loop iteration and 70+ pattern searches each.
 from __future__ import annotations
 
 import functools
+import os
 import re
 from dataclasses import dataclass, field
 from typing import IO, Iterable, Iterator, Optional
@@ -508,6 +511,25 @@ _SAFE_VALUE = re.compile(r"[A-Za-z0-9][A-Za-z0-9._+-]{0,63}")
 MAX_NEAR = 10_000  # lines remembered per entry for the near rule
 
 
+_DECORATION_END = " :]|>)"
+
+
+def _joins(prev: str, line: str) -> list[str]:
+    """A message wrapped over two lines, put back together: the lines joined with one space; and,
+    when both lines start with the same decoration (a timestamp, a '[rank0]:' prefix, a logger
+    name, ending at a space, colon, bracket or bar), also without the second line's copy of it.
+    Every joined text is made of parts of the two lines, so a literal without whitespace in it
+    comes from one of them (what the block scanner relies on)."""
+    first = prev.rstrip()
+    out = [first + " " + line.strip()]
+    n = len(os.path.commonprefix([prev, line]))
+    while n and prev[n - 1] not in _DECORATION_END:
+        n -= 1
+    if n >= 3 and prev[:n].strip() and line[n:].strip():
+        out.append(first + " " + line[n:].strip())
+    return out
+
+
 class _Scan:
     """State of one scan: the problems found and the exact per-line step of the contract."""
 
@@ -542,13 +564,15 @@ class _Scan:
             ids.add(e.id)
             self._add(e, Hit(n, _shorten(line)), groups, line)
         if prev is not None and prev.strip() and line.strip():
-            joined = prev.rstrip() + " " + line.strip()
-            for e, kind, groups in self.matcher.match_units(joined):
-                if kind == "near" or e.id in ids or e.id in prev_ids:
-                    continue
-                ids.add(e.id)
-                self._add(e, Hit(n, _shorten(prev.strip() + " / " + line.strip()), first_line=n - 1), groups, joined)
+            for joined in _joins(prev, line):
+                for e, kind, groups in self.matcher.match_units(joined):
+                    if kind == "near" or e.id in ids or e.id in prev_ids:
+                        continue
+                    ids.add(e.id)
+                    self._add(e, Hit(n, _shorten(prev.strip() + " / " + line.strip()), first_line=n - 1), groups,
+                              joined)
         return frozenset(ids)
+
 
     def _near_ok(self, p: Problem) -> Optional[Problem]:
         """The problem restricted to its hits that have a near line within ``near_lines``, or None."""
