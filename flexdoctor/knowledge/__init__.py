@@ -9,6 +9,14 @@ expressions matched line by line against logs), ``cause``, ``fix``, ``commands``
 (versions it applies to), ``links`` (upstream source or issue thread), ``rank`` (lower = more
 fundamental: reported first), ``defaults`` (values for ``{placeholders}`` when no context is
 given, e.g. in ``explain``).
+
+Fields used by ``explain`` only: ``near`` (patterns of which one must match within
+``near_lines`` lines of a ``patterns`` match for the entry to count: the traceback frames that
+say *which* library raised a generic CUDA error), ``overrides`` (IDs of entries this one
+replaces when both are found: the generic reading of the same error), ``advisory`` (a harmless
+notice, reported as a note and never as a problem), ``log_commands`` (commands shown only when
+every ``{placeholder}`` in them was read from the log by a named group ``(?P<name>...)`` of a
+pattern: exact versions the user has).
 """
 
 from __future__ import annotations
@@ -38,10 +46,19 @@ class Entry:
     links: tuple[str, ...] = ()
     rank: int = 50
     defaults: dict = field(default_factory=dict)
+    near: tuple[str, ...] = ()
+    near_lines: int = 40
+    overrides: tuple[str, ...] = ()
+    advisory: bool = False
+    log_commands: tuple[str, ...] = ()
 
     @functools.cached_property
     def regexes(self) -> tuple[re.Pattern, ...]:
         return tuple(re.compile(p) for p in self.patterns)
+
+    @functools.cached_property
+    def near_regexes(self) -> tuple[re.Pattern, ...]:
+        return tuple(re.compile(p) for p in self.near)
 
     def render(self, **context: object) -> Fix:
         values = {**self.defaults, **{k: v for k, v in context.items() if v is not None}}
@@ -95,7 +112,7 @@ def _english() -> dict[str, Entry]:
             continue
         for raw in toml_loads(item.read_text(encoding="utf-8")).get("entry", []):
             raw = dict(raw)
-            for key in ("commands", "patterns", "links"):
+            for key in ("commands", "patterns", "links", "near", "overrides", "log_commands"):
                 raw[key] = tuple(raw.get(key, ()))
             entry = Entry(**raw)
             if entry.id in out:
@@ -120,6 +137,9 @@ def fix(ref: str, **context: object) -> Fix:
 
 
 def match_text(text: str) -> list[Entry]:
-    """Entries whose patterns match anywhere in ``text`` (a short error message), best first."""
-    found = [e for e in entries().values() if any(r.search(text) for r in e.regexes)]
-    return sorted(found, key=lambda e: (e.rank, e.id))
+    """Entries whose patterns match anywhere in ``text`` (a short error message), best first; an
+    entry with ``near`` patterns needs one of them in the text too, and ``overrides`` apply."""
+    found = [e for e in entries().values() if any(r.search(text) for r in e.regexes)
+             and (not e.near or any(r.search(text) for r in e.near_regexes))]
+    replaced = {ref for e in found for ref in e.overrides}
+    return sorted((e for e in found if e.id not in replaced), key=lambda e: (e.rank, e.id))
