@@ -35,8 +35,8 @@ def _cache(facts: Facts):
     return require(facts.cache, "cache facts")
 
 
-def _persistent_dir(facts: Facts) -> str:
-    return "$HOME/.cache/torchinductor"
+# Where the fixes point TORCHINDUCTOR_CACHE_DIR: persistent, per user, outside /tmp.
+PERSISTENT_DIR = "$HOME/.cache/torchinductor"
 
 
 def current_fingerprint(facts: Facts) -> dict:
@@ -76,7 +76,7 @@ def cache_location(facts: Facts) -> Finding:
     loc = c.inductor
     if loc.in_temp or loc.fs_type == "tmpfs":
         where = "a tmpfs (memory) filesystem" if loc.fs_type == "tmpfs" else "a temporary directory"
-        return warn("cache-location.temporary", kb.fix("cache-in-tmp", dir=_persistent_dir(facts)),
+        return warn("cache-location.temporary", kb.fix("cache-in-tmp", dir=PERSISTENT_DIR),
                     path=loc.path, where=where, source=loc.source)
     return passed("cache-location.pass", path=loc.path, source=loc.source, fs=loc.fs_type or "?")
 
@@ -96,7 +96,7 @@ def cache_writable(facts: Facts) -> Finding:
     """
     c = _cache(facts)
     loc = c.inductor
-    fix = kb.fix("cache-not-usable", dir=_persistent_dir(facts))
+    fix = kb.fix("cache-not-usable", dir=PERSISTENT_DIR)
     if loc.writable is False:
         return fail("cache-writable.read_only", fix, path=loc.path)
     if loc.noexec:

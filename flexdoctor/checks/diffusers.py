@@ -98,10 +98,6 @@ def _diffusers_version(facts: Facts) -> Optional[str]:
     return None
 
 
-def _mm(version: Optional[str]) -> Optional[tuple[int, int]]:
-    return u.major_minor(version)
-
-
 def _setting(cfg: ProjectConfig, key: str, value: str) -> str:
     """How to write ``key = value`` in this config's own format."""
     if cfg.format == "json":
@@ -350,7 +346,7 @@ def diffusers_dispatcher(facts: Facts) -> Finding:
         if cfg is not None:
             return skip("diffusers-dispatcher.static", python=u.python_cmd(facts))
         return skip("diffusers-dispatcher.not_installed")
-    mm = _mm(version)
+    mm = u.major_minor(version)
     d = _diffusers(facts)
     has = d.has_dispatcher if d is not None and d.has_dispatcher is not None else (
         mm is not None and mm >= tb.DISPATCHER_SINCE)
@@ -451,7 +447,7 @@ def diffusers_env(facts: Facts) -> Finding:
         findings.append(t("diffusers-env.backend_ok", value=value, where=where))
     if "DIFFUSERS_ATTN_CHECKS" in env:
         value, where = env["DIFFUSERS_ATTN_CHECKS"]
-        mm = _mm(version)
+        mm = u.major_minor(version)
         case_insensitive = mm is None or mm >= tb.CHECKS_CASE_INSENSITIVE_SINCE
         honoured = (value.upper() if case_insensitive else value) in tb.ENV_TRUE_VALUES
         if d is not None and d.checks_enabled is not None:
