@@ -1,5 +1,5 @@
 """Diffusers / SimpleTuner project checks (FD7xx): what a training config's attention settings
-really do, judged before a 12-hour run. Facts come from ``check --config`` (the parsed config)
+really do, judged before a 12-hour run. Facts come from ``check --project`` (the parsed config)
 and from importing diffusers' dispatcher in the target interpreter; every table is in
 flexdoctor.project.tables with the SimpleTuner and diffusers source paths it was read from.
 """
@@ -25,7 +25,7 @@ ENV_KEYS = ("DIFFUSERS_ATTN_BACKEND", "DIFFUSERS_ATTN_CHECKS")
 
 
 def _config(facts: Facts) -> ProjectConfig:
-    """The parsed config, or Skip (no --config; a config that could not be read)."""
+    """The parsed config, or Skip (no --project; a config that could not be read)."""
     project = facts.project
     if project is None or (ok(project) and project.config is None):
         raise Skip(t("project.no_config"))
@@ -331,7 +331,7 @@ def attention_device(facts: Facts) -> Finding:
 @check("FD706", "diffusers-dispatcher", area="diffusers")
 def diffusers_dispatcher(facts: Facts) -> Finding:
     """What it checks: that the installed diffusers has the attention dispatcher
-    (diffusers.models.attention_dispatch, diffusers >= 0.35) and, with --config, the release
+    (diffusers.models.attention_dispatch, diffusers >= 0.35) and, with --project, the release
     SimpleTuner requires (diffusers >= 0.36).
 
     Why it matters: without the dispatcher there are no attention backends: SimpleTuner stops with

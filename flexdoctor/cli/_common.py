@@ -22,7 +22,8 @@ def _color(no_color: bool) -> bool:
     return sys.stdout.isatty() and os.environ.get("TERM") != "dumb"
 
 
-def _gather(python: str, static: bool, progress: bool, deep: bool = False, config: Optional[str] = None):
+def _gather(python: str, static: bool, progress: bool, deep: bool = False, config=None):
+    """Probe this machine; ``config`` is the SimpleTuner config :func:`_project` already parsed."""
     from ..probes import gather
 
     if not progress or not sys.stderr.isatty() or in_ci():
@@ -59,14 +60,27 @@ def _require_interpreter(facts, python: Optional[str]) -> None:
         raise _usage_error(f"--python {python}: not a working Python interpreter ({facts.python.message})")
 
 
-def _project(path: Path):
-    """Parse a SimpleTuner config up front: a malformed one is a usage error (exit 2)."""
+def _project(path: Path, flag: str = "--project"):
+    """Parse a SimpleTuner config once, up front: a malformed one is a usage error (exit 2)."""
     from ..project import ConfigError, load_config
 
     try:
         return load_config(path)
     except ConfigError as exc:
-        raise _usage_error(f"--config: {exc}")
+        raise _usage_error(f"{flag}: {exc}")
+
+
+def renamed(new_value, old_value, new: str, old: str):
+    """The value of an option that was renamed: the new spelling, else the old one (with a note
+    on stderr that it is deprecated). Both at once is a usage error."""
+    from ..text import t
+
+    if old_value is None:
+        return new_value
+    if new_value is not None:
+        raise _usage_error(t("cli.renamed_both", old=old, new=new))
+    typer.echo(t("cli.renamed", old=old, new=new), err=True)
+    return old_value
 
 
 def _attach_project(facts, project):
@@ -105,6 +119,16 @@ StaticOpt = Annotated[
     typer.Option("--static", help="Skip the `import torch` tier: answer from NVML, package metadata and files "
                                   "only (well under a second; torch runtime checks are skipped)."),
 ]
+ProjectOpt = Annotated[
+    Optional[Path],
+    typer.Option("--project", metavar="PATH",
+                 help="A SimpleTuner training config to judge against this machine: config.json, "
+                      "config.toml or config.env, its directory, a checkout, or config/<profile> "
+                      "(checks FD701-FD708)."),
+]
+# `--config` was this option's name until 0.x; other commands used --config for other files.
+OldProjectOpt = Annotated[Optional[Path], typer.Option("--config", metavar="PATH", hidden=True,
+                                                       help="Deprecated spelling of --project.")]
 OutputOpt = Annotated[Optional[Path], typer.Option("--output", "-o", metavar="FILE",
                                                    help="Write the report to FILE instead of stdout.")]
 

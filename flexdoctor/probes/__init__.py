@@ -24,7 +24,7 @@ DEFAULT_TIMEOUTS = {
     "torch_runtime": 90.0,
     "toolchain": 20.0,
     "cache": 10.0,
-    # check --config / DIFFUSERS_ATTN_*: `import diffusers` (imports torch) in the target interpreter.
+    # check --project / DIFFUSERS_ATTN_*: `import diffusers` (imports torch) in the target interpreter.
     "project": 90.0,
     # check --deep compiles flex per dtype (10-30 s each cold) and runs every attention kernel.
     "deep": 300.0,
@@ -53,7 +53,7 @@ def gather(
     timeouts: Optional[dict] = None,
     on_done: Optional[Callable[[str], None]] = None,
     deep: bool = False,
-    config: Optional[str] = None,
+    config: Any = None,
 ) -> Facts:
     """Collect all facts. ``runtime=False`` skips the ``import torch`` tier (``--static``);
     ``deep=True`` also runs the real kernels (flexdoctor.deep, ``check --deep``)."""
@@ -73,7 +73,7 @@ def gather(
         from ..deep import deep as deep_probe
 
         specs["deep"] = lambda: deep_probe.probe(python, timeout=limits["deep"])
-    from . import diffusers as project_probe  # ``config``: a SimpleTuner config (check --config)
+    from . import diffusers as project_probe  # ``config``: a parsed SimpleTuner config (check --project)
 
     specs["project"] = lambda: project_probe.probe(python, config=config, runtime=runtime,
                                                    timeout=limits["project"])
