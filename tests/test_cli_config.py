@@ -67,3 +67,25 @@ def test_old_config_spelling_still_works_with_a_note():
     assert both.returncode == 2 and "give --project only" in both.stderr
     bad = check("--static", "--config", str(CONFIGS / "does-not-exist"))
     assert bad.returncode == 2 and "flexdoctor: error: --config:" in bad.stderr
+
+
+def test_the_config_is_parsed_once(monkeypatch):
+    from typer.testing import CliRunner
+
+    import flexdoctor.project as project_pkg
+    from flexdoctor.cli import app
+    from flexdoctor.probes import diffusers as project_probe
+
+    calls = []
+    real = project_pkg.load_config
+
+    def counting(path, *a, **kw):
+        calls.append(str(path))
+        return real(path, *a, **kw)
+
+    monkeypatch.setattr(project_pkg, "load_config", counting)
+    monkeypatch.setattr(project_probe, "load_config", counting)
+    cfg = next((CONFIGS / "sdxl").glob("*/config.*"))
+    done = CliRunner().invoke(app, ["check", "--static", "--format", "json", "--only", "FD7", "--project", str(cfg)])
+    assert done.exit_code in (0, 1), done.output
+    assert len(calls) == 1, calls
