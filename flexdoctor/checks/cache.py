@@ -8,9 +8,9 @@ from typing import Optional
 
 from .. import knowledge as kb
 from ..cache import manifest as mf
-from ..facts import Facts, ProbeError, Skip, ok, require
+from ..cache.fingerprint import Fingerprint
+from ..facts import Facts, ProbeError, ok, require
 from ..model import Finding
-from . import _util as u
 from .base import check, fail, passed, skip, warn
 
 GIB = 1 << 30
@@ -41,22 +41,7 @@ PERSISTENT_DIR = "$HOME/.cache/torchinductor"
 
 def current_fingerprint(facts: Facts) -> dict:
     """What this machine's cache keys depend on, as far as the facts tell (None: unknown)."""
-    fp: dict = {}
-    rt = facts.torch_runtime
-    if ok(facts.torch):
-        # torch.__version__ as the warm-up worker recorded it, when the runtime tier ran.
-        fp.update(torch=rt.version if ok(rt) else facts.torch.version, torch_git=facts.torch.git_version,
-                  cuda=facts.torch.cuda, hip=facts.torch.hip)
-    triton = rt.triton_version if ok(rt) else None
-    if triton is None and ok(facts.python):
-        pk = facts.python.packages or {}
-        triton = pk.get("triton") or pk.get("pytorch-triton") or pk.get("pytorch-triton-rocm")
-    fp["triton"] = triton
-    try:
-        fp["gpu_name"] = u.nvidia_gpus(facts)[0].name  # the GPU torch will compile for
-    except Skip:
-        pass
-    return fp
+    return Fingerprint.from_facts(facts).to_dict()
 
 
 @check("FD501", "cache-location", area="cache")

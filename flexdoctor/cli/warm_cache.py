@@ -381,14 +381,18 @@ def warm_cache(
                 size = warm.write_bundle(str(export), export_dir, outcomes, fp, __version__)
                 extra["last_run"]["export"] = {"path": os.path.abspath(str(export)), "bytes": size}
             try:
-                old = mf.read(root)
+                old = mf.load(root)
             except ValueError:
                 old = None
-            warmed = [o.record() for o in outcomes if not o.failed]
+            warmed = [mf.ConfigRecord.from_dict(o.record()) for o in outcomes if not o.failed]
             run_ok = bool(run_info) and not run_info["first"]["error"]
             mpath = None
             if warmed or run_ok:  # a run that warmed nothing must not make `check` call the cache warm
-                data = mf.merge(old, fp, warmed, after - before, root, __version__, extra)
+                from ..cache.fingerprint import Fingerprint, compile_env
+
+                data = mf.merge(old, Fingerprint.from_runtime(fp), warmed, after - before, root, __version__,
+                                compile_env=compile_env(), last_run=extra.get("last_run"), run=extra.get("run"),
+                                imported_from=extra.get("imported_from"))
                 mpath = mf.write(root, data)
     except KeyboardInterrupt:
         runner.kill_all()
