@@ -160,3 +160,15 @@ def test_real_gpu_bench():
     # the gap users care about: compiled flex beats eager flex
     assert got[("flex-compiled", "fwdbwd")].ms < got[("flex-eager", "fwdbwd")].ms
     assert not rep.failed
+
+
+def test_pass_is_the_flag_and_mode_its_deprecated_spelling():
+    """bench's --mode (fwd/fwdbwd) is now --pass: warm-cache's --mode is the compile mode."""
+    env = {**__import__("os").environ, "PYTHONPATH": str(__import__("pathlib").Path(__file__).resolve().parents[1])}
+    run = lambda *a: subprocess.run([sys.executable, "-m", "flexdoctor", "bench", *a], capture_output=True,  # noqa: E731
+                                    text=True, timeout=60, env=env)
+    old = run("--mode", "sideways")
+    assert old.returncode == 2 and "--mode is now --pass" in old.stderr and "--pass sideways" in old.stderr
+    both = run("--mode", "fwd", "--pass", "fwd")
+    assert both.returncode == 2 and "give --pass only" in both.stderr
+    assert run("-L", "0").returncode == 2

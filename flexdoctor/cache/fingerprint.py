@@ -120,6 +120,26 @@ class Fingerprint:
         return dataclasses.replace(fp, driver=_text(driver)) if driver is not None else fp
 
     @classmethod
+    def from_probes(cls, py: Any, torch: Any, gpu_facts: Any = None, env: Optional[Mapping] = None) -> "Fingerprint":
+        """From the interpreter probe's (python, torch) facts and NVML's GPU facts (either may be a
+        ProbeError or None: those parts are then unknown)."""
+        env = os.environ if env is None else env
+        kw: dict = {}
+        if torch is not None and hasattr(torch, "version"):
+            kw.update(torch=torch.version, torch_git=torch.git_version, cuda=torch.cuda, hip=torch.hip)
+        if hasattr(py, "packages"):
+            kw["triton"] = triton_version(py.packages or {})
+            kw["python"] = getattr(py, "version", None)
+        # A CUDA build keys the name of the GPU it sees; a CPU build or ROCm (gcnArchName) does not
+        # use NVML's name, so it stays unknown or absent.
+        if kw.get("cuda") and not kw.get("hip") and gpu_facts is not None and getattr(gpu_facts, "nvml", None) == "ok":
+            kw["driver"] = gpu_facts.driver_version
+            _, device = visible_gpu(gpu_facts.devices, env)
+            if device is not None:
+                kw["gpu_name"], kw["gpu_capability"] = device.name, device.compute_capability
+        return cls(**{k: _text(v) for k, v in kw.items()})
+
+    @classmethod
     def from_facts(cls, facts: Any) -> "Fingerprint":
         """What ``check`` knows: the torch runtime tier's versions and GPU when it ran, else the
         static ones (torch/version.py, package metadata) and the GPU NVML says torch will pick."""
@@ -194,22 +214,11 @@ def cheap(python: str, env: Optional[Mapping] = None) -> Fingerprint:
     it cannot tell; those parts are None."""
     from ..probes import gpu, interp
 
-    env = os.environ if env is None else env
     py, torch = interp.probe(python)
-    kw: dict = {}
-    if torch is not None and hasattr(torch, "version"):
-        kw.update(torch=torch.version, torch_git=torch.git_version, cuda=torch.cuda, hip=torch.hip)
-    if hasattr(py, "packages"):
-        kw["triton"] = triton_version(py.packages or {})
-        kw["python"] = getattr(py, "version", None)
-    if kw.get("cuda") and not kw.get("hip"):  # a CUDA build: Inductor keys the GPU's name
+    gpu_facts = None
+    if getattr(torch, "cuda", None) and not getattr(torch, "hip", None):
         try:
-            facts = gpu.probe()
+            gpu_facts = gpu.probe()
         except Exception:  # NVML surprises: the GPU is unknown, which never counts as warm
-            facts = None
-        if facts is not None and facts.nvml == "ok":
-            kw["driver"] = facts.driver_version
-            _, device = visible_gpu(facts.devices, env)
-            if device is not None:
-                kw["gpu_name"], kw["gpu_capability"] = device.name, device.compute_capability
-    return Fingerprint(**{k: _text(v) for k, v in kw.items()})
+            gpu_facts = None
+    return Fingerprint.from_probes(py, torch, gpu_facts, env)

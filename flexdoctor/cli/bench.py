@@ -20,25 +20,18 @@ from ..cliutil import EXIT_USAGE, in_ci, resolve_python
 from ..cliutil import split as _split
 from ..cliutil import usage_error as _usage_error
 from ..cliutil import write as _write
+from ..workload import DTYPES
+from ._common import renamed
 
 
 
-def _ints(values: Optional[List[str]], flag: str, default: list) -> list:
-    words = _split(values)
-    if not words:
-        return list(default)
-    out = []
-    for w in words:
-        w2 = w.lower()
-        mult = 1024 if w2.endswith("k") else 1
-        try:
-            n = int(w2[:-1] if mult > 1 else w2) * mult
-        except ValueError:
-            raise _usage_error(f"{flag}: expected whole numbers (1024 or 1k), got {w!r}")
-        if n <= 0:
-            raise _usage_error(f"{flag}: must be positive, got {w!r}")
-        out.append(n)
-    return out
+def _sizes(values: Optional[List[str]], flag: str, default: list) -> list:
+    from ..workload import WorkloadError, parse_sizes
+
+    try:
+        return parse_sizes(_split(values), flag) or list(default)
+    except WorkloadError as exc:
+        raise _usage_error(str(exc))
 
 
 def _choices(values: Optional[List[str]], flag: str, allowed: tuple, default: list, aliases: dict) -> list:
@@ -65,8 +58,10 @@ def bench(
     impl: Annotated[Optional[List[str]], typer.Option("--impl", metavar="NAME",
                     help="Only these: flex-compiled, flex-eager, sdpa-flash, sdpa-efficient, sdpa-cudnn, sdpa-math, "
                          "flash-attn. Default: all.")] = None,
-    mode: Annotated[Optional[List[str]], typer.Option("--mode", metavar="PASS",
-                    help="fwd, fwdbwd. Default: both.")] = None,
+    passes: Annotated[Optional[List[str]], typer.Option("--pass", metavar="PASS",
+                      help="fwd, fwdbwd. Default: both.")] = None,
+    old_mode: Annotated[Optional[List[str]], typer.Option("--mode", metavar="PASS", hidden=True,
+                        help="Deprecated spelling of --pass (--mode is warm-cache's compile mode).")] = None,
     device: Annotated[str, typer.Option("--device", metavar="DEVICE",
                       help="auto (default: CUDA if torch sees it), cuda or cpu.")] = "auto",
     reps: Annotated[int, typer.Option("--reps", min=3, help="Timed runs per measurement (at most; fewer when "
@@ -105,13 +100,13 @@ def bench(
         raise _usage_error(f"--format {fmt}: choose text, json or markdown")
     if device not in ("auto", "cuda", "cpu"):
         raise _usage_error(f"--device {device}: choose auto, cuda or cpu")
-    seq_lens = _ints(seq_len, "--seq-len", [1024, 4096])
-    head_dims = _ints(head_dim, "--head-dim", [64, 128])
-    dt_alias = {"bf16": "bfloat16", "fp16": "float16", "half": "float16", "fp32": "float32", "float": "float32"}
-    dtypes = _choices(dtype, "--dtype", b.DTYPES, [], dt_alias)
+    seq_lens = _sizes(seq_len, "--seq-len", [1024, 4096])
+    head_dims = _sizes(head_dim, "--head-dim", [64, 128])
+    dtypes = _choices(dtype, "--dtype", b.DTYPES, [], DTYPES)
     masks = _choices(mask, "--mask", b.MASKS, list(b.MASKS), {})
     impls = _choices(impl, "--impl", b.IMPLS, list(b.IMPLS), {"flash_attn": "flash-attn"})
-    modes = _choices(mode, "--mode", b.MODES, list(b.MODES), {"fwd+bwd": "fwdbwd", "train": "fwdbwd"})
+    passes = renamed(passes, old_mode, "--pass", "--mode")
+    modes = _choices(passes, "--pass", b.MODES, list(b.MODES), {"fwd+bwd": "fwdbwd", "train": "fwdbwd"})
     kv = kv_heads or heads
     if heads % kv:
         raise _usage_error(f"--kv-heads {kv}: must divide --heads {heads}")
