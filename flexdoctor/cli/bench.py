@@ -94,6 +94,8 @@ def bench(
 
       flexdoctor bench --device cpu -L 256 -d 64 --format json -o bench.json
     """
+    # Long only because typer declares each option in the signature (and the docstring is the
+    # --help text); the body is parse -> call the layer -> render.
     from ..deep import bench as b
 
     if fmt not in ("text", "json", "markdown"):

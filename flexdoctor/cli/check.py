@@ -69,6 +69,8 @@ def check(
 
       flexdoctor check --project config/config.json     (a SimpleTuner training config)
     """
+    # Long only because typer declares each option in the signature (and the docstring is the
+    # --help text); the body is parse -> call the layer -> render.
     from .. import checks, policy, runner
     from ..render import Format, renderer
 

@@ -109,7 +109,7 @@ def _table(result: Any, console: Any) -> None:
 
     verified = result.verified
     table = Table(title=t("warm.title"), title_justify="left")
-    table.add_column(t("warm.col_config"))
+    table.add_column(t("warm.col_config"), no_wrap=True)  # the name is the config's identity: keep it whole
     table.add_column(t("warm.col_status"))
     table.add_column(t("warm.col_compile"), justify="right")
     if verified:
