@@ -30,8 +30,10 @@ def warm(args: list, cache: Path) -> dict:
     done = subprocess.run([sys.executable, "-m", "flexdoctor", "warm-cache", "--cache-dir", str(cache)] + args,
                           capture_output=True, text=True, env=env, timeout=3600)
     wall = time.monotonic() - t
-    # Progress lines name each worker as it starts ("[1/2] <config>: compiling ..."): none means none ran.
-    workers = sum(1 for ln in done.stderr.splitlines() if ln.startswith("[") and ": compil" in ln)
+    # Progress lines name each worker as it starts ("[1/2] <config>: compiling", then ": verifying"
+    # for the fresh-process proof); none means no torch process ran.
+    workers = sum(1 for ln in done.stderr.splitlines()
+                  if ln.startswith("[") and ln.rstrip().endswith((": compiling", ": verifying")))
     return {"rc": done.returncode, "wall_s": round(wall, 2), "workers_started": workers,
             "already_warm": "already warm:" in done.stdout, "stdout": done.stdout, "stderr": done.stderr}
 

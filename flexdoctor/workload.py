@@ -265,8 +265,6 @@ def make(dtype: Any = "bfloat16", head_dim: Any = 128, heads: Any = 16, kv_heads
     for k in ("head_dim", "heads", "seq_len", "batch"):
         if ints[k] is None:
             raise WorkloadError(f"{k.replace('_', '-')}: required")
-    if ints["head_dim"] < 16:
-        raise WorkloadError(f"head-dim {ints['head_dim']}: flex_attention needs at least 16")
     if ints["kv_heads"] and ints["heads"] % ints["kv_heads"]:
         raise WorkloadError(f"heads {ints['heads']} is not a multiple of kv-heads {ints['kv_heads']} (GQA)")
     if shapes is not None:
@@ -282,3 +280,14 @@ def make(dtype: Any = "bfloat16", head_dim: Any = 128, heads: Any = 16, kv_heads
 
 
 FIELDS = tuple(f.name for f in dataclasses.fields(Workload))
+
+
+def check_flex(w: Workload) -> Workload:
+    """The rules flex_attention adds to any attention workload (bench also times SDPA and
+    flash-attn, which take smaller head dims). 2.7+: 'NYI: embedding dimension of the query, key,
+    and value must be at least 16'."""
+    if w.head_dim < 16:
+        raise WorkloadError(f"head-dim {w.head_dim}: flex_attention needs at least 16")
+    if w.device == "auto":
+        raise WorkloadError("device auto: choose cuda or cpu")
+    return w

@@ -67,7 +67,9 @@ def test_make_validates():
     assert (w.dtype, w.seq_len, w.kv_heads_or_heads, w.kv_len_or_seq_len, w.backward) == \
         ("bfloat16", 4096, 8, 4096, True)
     assert wl.make(device="cpu").backward is False  # torch 2.11+ rejects CPU backward
-    for bad in (dict(heads=32, kv_heads=7), dict(head_dim=8), dict(device="tpu"), dict(batch=0),
+    with pytest.raises(wl.WorkloadError, match="flex_attention needs at least 16"):
+        wl.check_flex(wl.make(head_dim=8))  # SDPA takes it (bench), flex does not (warm-cache)
+    for bad in (dict(heads=32, kv_heads=7), dict(device="tpu"), dict(batch=0),
                 dict(dynamic="maybe"), dict(shapes="ragged")):
         with pytest.raises(wl.WorkloadError):
             wl.make(**bad)

@@ -30,7 +30,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Mapping, Optional
 
-from ..workload import Workload, WorkloadError, make, parse_kernel_options, parse_mode
+from ..workload import Workload, WorkloadError, check_flex, make, parse_kernel_options, parse_mode
 from . import locations
 from . import manifest as mf
 from .fingerprint import Fingerprint, compile_env
@@ -215,7 +215,7 @@ def configs_from_request(req: WarmRequest, table: Mapping, source: Optional[Path
         configs = req.compile.apply(configs)
         if not req.presets and not axes and table:
             configs += configs_from_table(table, str(source), req.compile)
-        return dedupe(configs)
+        return dedupe([check_flex(w) for w in configs])
     except WorkloadError as exc:
         raise PlanError(str(exc)) from None
 

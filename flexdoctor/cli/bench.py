@@ -1,6 +1,6 @@
 """The ``bench`` command: time every attention path here.
 
-Thin like the rest of the CLI: parse, call ``deep.bench.run``, render, choose the exit code. Usage
+Thin like the rest of the CLI: parse, call ``deep.bench.run``, render (``render/bench_view.py``), choose the exit code. Usage
 errors exit 2 with one line; exit 1 when an item crashed, hung or raised an unexpected error
 (an out-of-memory or a backend torch refuses is a result, not a failure).
 """
@@ -20,7 +20,7 @@ from ..cliutil import EXIT_USAGE, in_ci, resolve_python
 from ..cliutil import split as _split
 from ..cliutil import usage_error as _usage_error
 from ..cliutil import write as _write
-from ..workload import DTYPES
+from ..workload import DTYPES, WorkloadError
 from ._common import renamed
 
 
@@ -97,6 +97,7 @@ def bench(
     # Long only because typer declares each option in the signature (and the docstring is the
     # --help text); the body is parse -> call the layer -> render.
     from ..deep import bench as b
+    from ..render import bench_view
 
     if fmt not in ("text", "json", "markdown"):
         raise _usage_error(f"--format {fmt}: choose text, json or markdown")
@@ -115,7 +116,10 @@ def bench(
     target = resolve_python(python)
     if not dtypes:
         dtypes = ["float32"] if device == "cpu" else ["bfloat16"]
-    cases = b.grid(batch, heads, kv, seq_lens, head_dims, dtypes, masks)
+    try:
+        cases = b.grid(batch, heads, kv, seq_lens, head_dims, dtypes, masks, device=device)
+    except WorkloadError as exc:
+        raise _usage_error(str(exc))
     interactive = sys.stderr.isatty() and not in_ci() and os.environ.get("TERM") != "dumb"
     try:
         report = _run_with_progress(b, target, cases, impls, modes, device, reps, warmup, timeout, interactive)
@@ -123,13 +127,13 @@ def bench(
         typer.echo(f"flexdoctor: bench could not run: {exc}", err=True)
         raise typer.Exit(EXIT_USAGE)  # the contract: 2 when flexdoctor could not run
     if fmt == "json":
-        text = b.render_json(report)
+        text = bench_view.render_json(report)
     elif fmt == "markdown":
-        text = b.render_markdown(report)
+        text = bench_view.render_markdown(report)
     else:
         color = (not no_color and not os.environ.get("NO_COLOR") and not in_ci() and output is None
                  and sys.stdout.isatty())
-        text = b.render_text(report, color=color, width=shutil.get_terminal_size((120, 24)).columns)
+        text = bench_view.render_text(report, color=color, width=shutil.get_terminal_size((120, 24)).columns)
     _write(text, output)
     raise typer.Exit(1 if report.failed else 0)
 
