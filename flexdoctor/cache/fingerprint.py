@@ -37,7 +37,7 @@ INFO = ("driver", "gpu_capability", "python", "device")
 LABELS = {"torch": "torch", "torch_git": "torch build", "triton": "triton", "cuda": "CUDA",
           "hip": "HIP", "gpu_name": "GPU", "driver": "driver", "gpu_capability": "GPU capability",
           "python": "Python", "device": "device"}
-TRITON_PACKAGES = ("triton", "pytorch-triton", "pytorch-triton-rocm")
+TRITON_PACKAGES = ("triton", "pytorch-triton", "pytorch-triton-rocm", "triton-windows")
 # Environment variables that change Inductor's or Dynamo's config, hence cache keys, except the
 # ones that only say where the caches are.
 COMPILE_ENV_PREFIXES = ("TORCHINDUCTOR_", "TORCHDYNAMO_", "TORCH_COMPILE_", "TRITON_", "INDUCTOR_")

@@ -31,9 +31,9 @@ from pathlib import Path
 from typing import Any, Mapping, Optional
 
 from ..workload import Workload, WorkloadError, check_flex, make, parse_kernel_options, parse_mode
-from . import locations
+from . import envflags, locations
 from . import manifest as mf
-from .fingerprint import Fingerprint, compile_env
+from .fingerprint import Fingerprint, compile_env, triton_version
 
 
 class PlanError(ValueError):
@@ -275,19 +275,24 @@ def gather(req: WarmRequest, configs: list, table: Mapping, env: Optional[Mappin
     root = loc.path
     env["TORCHINDUCTOR_CACHE_DIR"] = root
     out: dict = {"cache_dir": root, "cache_source": loc.source, "compile_env": compile_env(env),
-                 "disabled_by": tuple(locations.disabled_by(env)), "temporary": locations.in_temp(root)}
+                 "temporary": locations.in_temp(root)}
     out["cache_problem"] = _usable(root)
     if os.path.isdir(root):
         try:
             out["manifest"] = mf.load(root)
         except ValueError as exc:
             out["manifest_error"] = str(exc)
+    switches_set = any(env.get(n) is not None for n in envflags.NAMES)
     need_torch = (out.get("manifest") is not None and not req.force and req.export is None) \
-        or req.export is not None or req.import_ is not None
+        or req.export is not None or req.import_ is not None or switches_set
     py = torch = None
     if need_torch:
         py, torch = interp.probe(req.python)
         out["torch_version"] = getattr(torch, "version", None)
+    # Cache switches are parsed as the target's torch and Triton releases parse them.
+    out["disabled_by"] = tuple(locations.disabled_by(
+        env, torch_version=out.get("torch_version"),
+        triton_version=triton_version(getattr(py, "packages", None) or {}))) if switches_set else ()
     gpu_facts = None
     cuda_build = bool(getattr(torch, "cuda", None)) and not getattr(torch, "hip", None)
     if any(w.device == "cuda" for w in configs) or (need_torch and cuda_build):
