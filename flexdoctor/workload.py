@@ -19,6 +19,8 @@ import re
 from dataclasses import dataclass
 from typing import Any, Iterable, Mapping, Optional
 
+from .text import t
+
 # The one dtype table: every spelling a user may type -> torch's dtype name.
 DTYPES = {"bf16": "bfloat16", "bfloat16": "bfloat16", "fp16": "float16", "float16": "float16",
           "half": "float16", "fp32": "float32", "float32": "float32", "float": "float32"}
@@ -44,7 +46,7 @@ class WorkloadError(ValueError):
 def parse_size(word: Any, what: str = "size") -> int:
     """A positive whole number; ``4k`` (or ``4K``) is 4096."""
     if isinstance(word, bool):
-        raise WorkloadError(f"{what}: expected a whole number (4096 or 4k), got {word!r}")
+        raise WorkloadError(t("workload.error.size_word", what=what, word=word))
     if isinstance(word, int):
         n = word
     else:
@@ -52,9 +54,9 @@ def parse_size(word: Any, what: str = "size") -> int:
         try:
             n = int(text[:-1]) * 1024 if text.endswith("k") else int(text)
         except ValueError:
-            raise WorkloadError(f"{what}: expected whole numbers (4096 or 4k), got {word!r}") from None
+            raise WorkloadError(t("workload.error.size_word", what=what, word=word)) from None
     if n < 1:
-        raise WorkloadError(f"{what}: must be at least 1, got {word!r}")
+        raise WorkloadError(t("workload.error.size_small", what=what, word=word))
     return n
 
 
@@ -65,14 +67,14 @@ def parse_sizes(words: Iterable[Any], what: str = "size") -> list[int]:
 def parse_dtype(word: Any) -> str:
     dt = DTYPES.get(str(word).strip().lower())
     if dt is None:
-        raise WorkloadError(f"dtype {word!r}: choose bf16, fp16 or fp32")
+        raise WorkloadError(t("workload.error.dtype", word=word))
     return dt
 
 
 def parse_device(word: Any) -> str:
     dev = str(word).strip().lower()
     if dev not in DEVICES:
-        raise WorkloadError(f"device {word!r}: choose cuda or cpu")
+        raise WorkloadError(t("workload.error.device", word=word))
     return dev
 
 
@@ -81,7 +83,7 @@ def parse_mode(word: Any) -> str:
     if mode in ("", "none"):
         mode = "default"
     if mode not in MODES:
-        raise WorkloadError(f"mode {word!r}: choose {', '.join(MODES)}")
+        raise WorkloadError(t("workload.error.mode", word=word, choices=", ".join(MODES)))
     return mode
 
 
@@ -93,11 +95,11 @@ def parse_mask(word: Any) -> str:
     kind, _, arg = text.replace("=", ":").partition(":")
     norm = MASK_ALIASES.get(kind)
     if norm is None:
-        raise WorkloadError(f"mask {word!r}: choose none, causal, sliding:N, prefix:N or document:N")
+        raise WorkloadError(t("workload.error.mask", word=word))
     if norm == "document" and not arg:
         arg = "4"
     if not arg.isdigit() or int(arg) < 1:
-        raise WorkloadError(f"mask {word!r}: {norm} needs a positive number, e.g. {norm}:256")
+        raise WorkloadError(t("workload.error.mask_arg", word=word, kind=norm))
     return f"{norm}:{int(arg)}"
 
 
@@ -106,12 +108,12 @@ def parse_score_mod(word: Any) -> str:
     text = str(word if word is not None else "none").strip().lower() or "none"
     kind, _, arg = text.partition(":")
     if kind not in SCORE_MODS:
-        raise WorkloadError(f"score mod {word!r}: choose none, softcap[:X], alibi or relative")
+        raise WorkloadError(t("workload.error.score_mod", word=word))
     if kind == "softcap":
         try:
             return f"softcap:{float(arg or 30):g}"
         except ValueError:
-            raise WorkloadError(f"score mod {word!r}: softcap takes a number, e.g. softcap:30") from None
+            raise WorkloadError(t("workload.error.softcap", word=word)) from None
     return kind
 
 
@@ -147,14 +149,14 @@ def parse_kernel_options(value: Any) -> tuple:
                     continue
                 key, sep, raw = part.partition("=")
                 if not sep or not raw.strip():
-                    raise WorkloadError(f"kernel option {part.strip()!r}: write KEY=VALUE, e.g. BLOCK_M=64")
+                    raise WorkloadError(t("workload.error.option_form", word=part.strip()))
                 items.append((key.strip(), _option_value(raw)))
     out: dict = {}
     for key, v in items:
         if not _KEY.match(key):
-            raise WorkloadError(f"kernel option {key!r}: not an option name (e.g. BLOCK_M, num_stages)")
+            raise WorkloadError(t("workload.error.option_key", name=key))
         if not isinstance(v, (int, float, str, bool)):
-            raise WorkloadError(f"kernel option {key}: {v!r} is not a number, true/false or a word")
+            raise WorkloadError(t("workload.error.option_value", name=key, value=v))
         out[key] = v
     return tuple(sorted(out.items()))
 
@@ -223,7 +225,7 @@ class Workload:
         if "dynamic" not in kw and "shapes" in data:
             shapes = str(data["shapes"]).strip().lower()
             if shapes not in ("static", "dynamic"):
-                raise WorkloadError(f"shapes {data['shapes']!r}: choose static or dynamic")
+                raise WorkloadError(t("workload.error.shapes", word=data["shapes"]))
             kw["dynamic"] = shapes == "dynamic"
         return make(**kw)
 
@@ -247,7 +249,7 @@ def _flag(value: Any, what: str) -> bool:
         return True
     if text in ("false", "no", "0", "off"):
         return False
-    raise WorkloadError(f"{what} {value!r}: choose true or false")
+    raise WorkloadError(t("workload.error.flag", what=what, word=value))
 
 
 def make(dtype: Any = "bfloat16", head_dim: Any = 128, heads: Any = 16, kv_heads: Any = None,
@@ -264,13 +266,13 @@ def make(dtype: Any = "bfloat16", head_dim: Any = 128, heads: Any = 16, kv_heads
     ints = {k: (parse_size(v, k.replace("_", "-")) if v is not None else None) for k, v in sizes.items()}
     for k in ("head_dim", "heads", "seq_len", "batch"):
         if ints[k] is None:
-            raise WorkloadError(f"{k.replace('_', '-')}: required")
+            raise WorkloadError(t("workload.error.required", what=k.replace("_", "-")))
     if ints["kv_heads"] and ints["heads"] % ints["kv_heads"]:
-        raise WorkloadError(f"heads {ints['heads']} is not a multiple of kv-heads {ints['kv_heads']} (GQA)")
+        raise WorkloadError(t("workload.error.gqa", heads=ints["heads"], kv_heads=ints["kv_heads"]))
     if shapes is not None:
         text = str(shapes).strip().lower()
         if text not in ("static", "dynamic"):
-            raise WorkloadError(f"shapes {shapes!r}: choose static or dynamic")
+            raise WorkloadError(t("workload.error.shapes", word=shapes))
         dynamic = text == "dynamic"
     bwd = (dev == "cuda") if backward is None else _flag(backward, "backward")
     return Workload(dtype=parse_dtype(dtype), mask=parse_mask(mask), score_mod=parse_score_mod(score_mod),
@@ -287,7 +289,7 @@ def check_flex(w: Workload) -> Workload:
     flash-attn, which take smaller head dims). 2.7+: 'NYI: embedding dimension of the query, key,
     and value must be at least 16'."""
     if w.head_dim < 16:
-        raise WorkloadError(f"head-dim {w.head_dim}: flex_attention needs at least 16")
+        raise WorkloadError(t("workload.error.flex_head_dim", head_dim=w.head_dim))
     if w.device == "auto":
-        raise WorkloadError("device auto: choose cuda or cpu")
+        raise WorkloadError(t("workload.error.device_auto"))
     return w

@@ -160,3 +160,25 @@ def test_gather_reads_the_machine_without_importing_torch(tmp_path):
     env = {"PYTHONPATH": str(Path(__file__).resolve().parents[1]), "PATH": "/usr/bin:/bin"}
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=60)
     assert json.loads(done.stdout) == [str(tmp_path), 1, True, False], done.stderr
+
+
+def test_warm_config_flag_and_its_old_spelling(tmp_path):
+    """warm-cache --config (the warm TOML) is now --warm-config: check's --config was another file."""
+    import os
+    import subprocess
+    import sys
+
+    f = tmp_path / "warm.toml"
+    f.write_text('[warm]\npresets = ["cpu-smoke"]\nmode = "fastest"\n')  # read, then refused: no compile
+    env = dict(os.environ, PYTHONPATH=str(Path(__file__).resolve().parents[1]))
+
+    def run(*args):
+        return subprocess.run([sys.executable, "-m", "flexdoctor", "warm-cache", "--cache-dir", str(tmp_path / "c"),
+                               *args], capture_output=True, text=True, env=env, timeout=60)
+
+    new, old = run("--warm-config", str(f)), run("--config", str(f))
+    assert new.returncode == old.returncode == 2
+    assert f"{f}: mode 'fastest'" in new.stderr and f"{f}: mode 'fastest'" in old.stderr
+    assert "--config is now --warm-config" in old.stderr and "--config" not in new.stderr
+    both = run("--warm-config", str(f), "--config", str(f))
+    assert both.returncode == 2 and "give --warm-config only" in both.stderr

@@ -30,6 +30,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Mapping, Optional
 
+from ..text import t
 from ..workload import Workload, WorkloadError, check_flex, make, parse_kernel_options, parse_mode
 from . import envflags, locations
 from . import manifest as mf
@@ -68,7 +69,7 @@ TABLE_KEYS = set(SHAPE_KEYS) | set(COMPILE_KEYS) | {"presets", "configs", "run",
 def preset(name: str, device: Optional[str] = None) -> list[Workload]:
     key = name.strip().lower()
     if key not in PRESETS:
-        raise PlanError(f"unknown preset {name!r}: choose {', '.join(PRESETS)}")
+        raise PlanError(t("warm.error.unknown_preset", name=name, choices=", ".join(PRESETS)))
     return [make(**{"device": device, **raw} if device and "device" not in raw else raw) for raw in PRESETS[key][1]]
 
 
@@ -114,10 +115,10 @@ class CompileOptions:
         modes = None if mode is None else tuple(parse_mode(m) for m in (mode if isinstance(mode, list) else [mode]))
         ko = table.get("kernel_options")
         if ko is not None and not isinstance(ko, Mapping):
-            raise PlanError("kernel_options must be a table, e.g. kernel_options = { BLOCK_M = 64 }")
+            raise PlanError(t("warm.error.kernel_options_table"))
         for key in ("dynamic", "fullgraph"):
             if key in table and not isinstance(table[key], bool):
-                raise PlanError(f"{key} must be true or false")
+                raise PlanError(t("warm.error.not_bool", name=key))
         return cls(modes=modes, dynamic=table.get("dynamic"), fullgraph=table.get("fullgraph"),
                    kernel_options=None if ko is None else parse_kernel_options(ko))
 
@@ -153,20 +154,20 @@ def settings_table(path: Optional[Path] = None, cwd: Optional[Path] = None) -> t
     for cand in candidates:
         if not cand.is_file():
             if path is not None:
-                raise PlanError(f"--warm-config {path}: no such file")
+                raise PlanError(t("warm.error.no_file", path=path))
             continue
         try:
             data = loads(cand.read_text(encoding="utf-8"))
         except (OSError, TOMLDecodeError, UnicodeDecodeError) as exc:
-            raise PlanError(f"{cand}: {exc}")
+            raise PlanError(t("warm.error.unreadable", path=cand, error=exc))
         table = data.get("tool", {}).get("flexdoctor", {}).get("warm") if cand.name == "pyproject.toml" \
             else data.get("warm", data.get("tool", {}).get("flexdoctor", {}).get("warm"))
         if table is None:
             if path is not None:
-                raise PlanError(f"{cand}: no [warm] or [tool.flexdoctor.warm] table")
+                raise PlanError(t("warm.error.no_table", path=cand))
             continue
         if not isinstance(table, dict):
-            raise PlanError(f"{cand}: the warm settings must be a table")
+            raise PlanError(t("warm.error.not_a_table", path=cand))
         return cand, table
     return None, {}
 
@@ -178,7 +179,7 @@ def configs_from_table(table: Mapping, source: str, flags: CompileOptions = Comp
     unknown = sorted(set(flat) - TABLE_KEYS)
     try:
         if unknown:
-            raise PlanError(f"unknown setting {unknown[0]!r} (known: {', '.join(sorted(TABLE_KEYS))})")
+            raise PlanError(t("warm.error.unknown_setting", name=unknown[0], known=", ".join(sorted(TABLE_KEYS))))
         top = flags.over(CompileOptions.from_table(flat))
         device = flat.get("device") if isinstance(flat.get("device"), str) else None
         out: list[Workload] = []
@@ -186,7 +187,7 @@ def configs_from_table(table: Mapping, source: str, flags: CompileOptions = Comp
             out += top.apply(preset(name, device))
         for raw in flat.get("configs", []) or []:
             if not isinstance(raw, Mapping):
-                raise PlanError("each entry of configs must be a table")
+                raise PlanError(t("warm.error.configs_entry"))
             entry = {str(k).replace("-", "_"): v for k, v in raw.items()}
             own = flags.over(CompileOptions.from_table(entry)).over(CompileOptions.from_table(flat))
             out += own.apply(product({k: v for k, v in entry.items() if k not in COMPILE_KEYS}))
@@ -194,9 +195,9 @@ def configs_from_table(table: Mapping, source: str, flags: CompileOptions = Comp
         if axes and set(axes) - {"device"}:
             out += top.apply(product(axes))
     except (PlanError, WorkloadError) as exc:
-        raise PlanError(f"{source}: {exc}") from None
+        raise PlanError(t("warm.error.in_source", source=source, error=exc)) from None
     except TypeError as exc:
-        raise PlanError(f"{source}: unknown or invalid setting ({exc})") from None
+        raise PlanError(t("warm.error.invalid_setting", source=source, error=exc)) from None
     return out
 
 
@@ -258,9 +259,9 @@ def _usable(root: str) -> Optional[str]:
     try:
         os.makedirs(root, exist_ok=True)
     except OSError as exc:
-        return f"cache dir {root}: {exc.strerror or exc}"
+        return t("warm.error.cache_dir", path=root, error=exc.strerror or exc)
     if not os.access(root, os.W_OK | os.X_OK):
-        return f"cache dir {root} is not writable"
+        return t("warm.error.cache_dir_read_only", path=root)
     return None
 
 
@@ -384,21 +385,17 @@ def decide(req: WarmRequest, configs: list, env: WarmEnv, table: Mapping,
            run_argv: Optional[tuple] = None, bundle: Optional[dict] = None) -> Plan:
     """The plan, pure over the request and the env; PlanError when it cannot run."""
     if not configs and run_argv is None and bundle is None:
-        raise PlanError("nothing to warm: give --preset NAME (see --list-presets), config flags "
-                        "(--dtype/--head-dim/--mask ...), --run CMD, --import FILE, or a [warm] table "
-                        "in flexdoctor.toml / [tool.flexdoctor.warm] in pyproject.toml")
+        raise PlanError(t("warm.error.nothing"))
     if req.export is not None and not configs:
-        raise PlanError("--export needs configs to compile (the bundle holds what they compile)")
+        raise PlanError(t("warm.error.export_needs_configs"))
     if env.disabled_by:
-        raise PlanError(f"compile caching is turned off by {', '.join(env.disabled_by)}: warming cannot help "
-                        "(your training run would not read the cache either); unset it first")
+        raise PlanError(t("warm.error.caches_off", switches=", ".join(env.disabled_by)))
     if env.cache_problem:
         raise PlanError(env.cache_problem)
     if req.export is not None or req.import_ is not None:
         _needs_mega_cache(req, env)
     if any(w.device == "cuda" for w in configs) and env.has_gpu is False:
-        raise PlanError("no NVIDIA GPU here: add --device cpu (flex compiles on the CPU for "
-                        "inference, torch >= 2.6) or warm on the GPU machine")
+        raise PlanError(t("warm.error.no_gpu"))
     steps = tuple(_step(w, req, env) if bundle is None else Step(w, COMPILE, "import") for w in configs)
     todo = [s.workload for s in steps if s.action == COMPILE]
     table_jobs = table.get("jobs") if isinstance(table.get("jobs"), int) and not isinstance(table.get("jobs"), bool) else None
@@ -416,5 +413,4 @@ def _needs_mega_cache(req: WarmRequest, env: WarmEnv) -> None:
         too_old = False
     if too_old:
         flag = "--export" if req.export is not None else "--import"
-        raise PlanError(f"{flag} needs torch >= 2.7 (torch.compiler.save_cache_artifacts / "
-                        f"load_cache_artifacts); {req.python} has torch {tv}")
+        raise PlanError(t("warm.error.mega_cache", flag=flag, python=req.python, version=tv))

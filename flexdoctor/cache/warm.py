@@ -316,11 +316,11 @@ def read_bundle(path: str) -> dict:
         with zipfile.ZipFile(path) as zf:
             meta = json.loads(zf.read("flexdoctor-bundle.json"))
     except FileNotFoundError:
-        raise PlanError(f"--import {path}: no such file")
+        raise PlanError(t("warm.error.import_missing", path=path))
     except (OSError, KeyError, ValueError, zipfile.BadZipFile) as exc:
-        raise PlanError(f"--import {path}: not a flexdoctor cache bundle ({exc})")
+        raise PlanError(t("warm.error.import_not_bundle", path=path, detail=f" ({exc})"))
     if not isinstance(meta, dict) or not isinstance(meta.get("fingerprint"), dict):
-        raise PlanError(f"--import {path}: not a flexdoctor cache bundle")
+        raise PlanError(t("warm.error.import_not_bundle", path=path, detail=""))
     return meta
 
 
@@ -329,7 +329,7 @@ def bundle_workload(data: Any) -> Workload:
     try:
         return Workload.from_dict(data)
     except (WorkloadError, TypeError, AttributeError) as exc:
-        raise PlanError(f"--import: the bundle holds a config this flexdoctor cannot read ({exc})")
+        raise PlanError(t("warm.error.import_config", error=exc))
 
 
 # --------------------------------------------------------------------------- --run CMD

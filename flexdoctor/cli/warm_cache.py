@@ -42,6 +42,7 @@ def _plan(req):
     """(plan, table source): configs from flags/presets/settings, the machine looked at once."""
     from ..cache import plan as planner
     from ..cache import warm
+    from ..text import t
 
     try:
         source, table = planner.settings_table(req.settings_file)
@@ -53,9 +54,9 @@ def _plan(req):
             try:
                 run_argv = tuple(shlex.split(run))
             except ValueError as exc:
-                raise planner.PlanError(f"--run: {exc}")
+                raise planner.PlanError(t("warm.error.run_parse", error=exc))
             if not run_argv:
-                raise planner.PlanError("--run: empty command")
+                raise planner.PlanError(t("warm.error.run_empty"))
         bundle = None
         if req.import_ is not None:
             bundle = warm.read_bundle(str(req.import_))
@@ -161,9 +162,9 @@ def warm_cache(
         typer.echo(warm_view.presets(planner.PRESETS, lambda raw: make(**raw).name), nl=False)
         raise typer.Exit(0)
     if jobs is not None and jobs < 1:
-        raise _usage_error("--jobs must be at least 1")
+        raise _usage_error(t("warm.error.jobs"))
     if timeout <= 0:
-        raise _usage_error("--timeout must be positive")
+        raise _usage_error(t("warm.error.timeout"))
     target = resolve_python(python)
     req = _request(
         _split(preset), {"dtype": _split(dtype), "head_dim": _split(head_dim), "seq_len": _split(seq_len),
@@ -185,8 +186,8 @@ def warm_cache(
                               say=lambda s: err.print(s, markup=False))
     except warm.ImportFailed as exc:
         if exc.usage:
-            raise _usage_error(f"--import: {exc}")
-        typer.echo(f"flexdoctor: error: --import {req.import_}: {exc}", err=True)
+            raise _usage_error(t("warm.error.import_failed", error=exc))
+        typer.echo(t("warm.import_failed", path=req.import_, error=exc), err=True)
         raise typer.Exit(1)
     except KeyboardInterrupt:
         typer.echo(t("warm.interrupted"), err=True)
