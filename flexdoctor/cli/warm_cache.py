@@ -39,7 +39,7 @@ def _request(presets, axes: dict, scalars: dict, modes, dynamic, fullgraph, kern
 
 
 def _plan(req):
-    """(plan, table source): configs from flags/presets/settings, the machine looked at once."""
+    """The plan: configs from flags, presets or the settings table; the machine looked at once."""
     from ..cache import plan as planner
     from ..cache import warm
     from ..text import t
