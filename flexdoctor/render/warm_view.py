@@ -110,7 +110,7 @@ def _table(result: Any, console: Any) -> None:
     verified = result.verified
     table = Table(title=t("warm.title"), title_justify="left")
     table.add_column(t("warm.col_config"), no_wrap=True)  # the name is the config's identity: keep it whole
-    table.add_column(t("warm.col_status"))
+    table.add_column(t("warm.col_status"), no_wrap=True)
     table.add_column(t("warm.col_compile"), justify="right")
     if verified:
         table.add_column(t("warm.col_warm_first"), justify="right")
@@ -175,7 +175,7 @@ def render(result: Any, color: bool = False, width: int = 100) -> str:
     console = Console(file=buf, force_terminal=color, no_color=not color, width=max(width, 100),
                       highlight=False, soft_wrap=False)
     plan = result.plan
-    if result.outcomes and any(o.state != "skipped" for o in result.outcomes):
+    if result.outcomes:
         _table(result, console)
     _problems(result, console)
     _run_lines(result, console)
@@ -193,8 +193,6 @@ def render(result: Any, color: bool = False, width: int = 100) -> str:
         where = ", ".join(x for x in (f"torch {fp.torch}" if fp and fp.torch else None,
                                       fp.gpu_name if fp and fp.gpu_name else None) if x) or "?"
         console.print(t("warm.already_warm", count=len(skipped), fingerprint=where), markup=False)
-        for w in skipped:
-            console.print(f"  {w.name}", markup=False)
     if result.export:
         console.print(t("warm.exported", size=human_bytes(result.export.get("bytes")), path=result.export["path"]),
                       markup=False)
