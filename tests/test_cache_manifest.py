@@ -142,3 +142,12 @@ def test_cheap_fingerprint_does_not_import_torch():
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=60)
     version, imported = done.stdout.split()
     assert imported == "False" and version != "None", done.stderr
+
+
+def test_clear_cache_knows_both_formats_as_flexdoctor_files(tmp_path):
+    from flexdoctor.cache import identify
+
+    old = mf.Manifest.from_dict(json.loads(FORMAT1.read_text()))
+    path = mf.write(str(tmp_path), mf.merge(old, old.fingerprint, [], [], str(tmp_path), "9.9", compile_env={}))
+    assert identify._manifest_ok(path)  # format 2
+    assert identify._manifest_ok(str(FORMAT1))  # format 1

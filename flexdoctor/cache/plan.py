@@ -254,21 +254,18 @@ def cache_location(cache_dir: Optional[Path], table: Mapping, env: Mapping) -> l
 
 
 def _usable(root: str) -> Optional[str]:
-    """Why warm-cache cannot write ``root``, or None. (The place for the cache-location safety
-    verdict: compiled kernels are code, so a dir others can write is no place to warm.)"""
-    try:
-        os.makedirs(root, exist_ok=True)
-    except OSError as exc:
-        return t("warm.error.cache_dir", path=root, error=exc.strerror or exc)
-    if not os.access(root, os.W_OK | os.X_OK):
+    """Why warm-cache cannot write ``root``, or None. A missing dir is no problem here: the CLI
+    creates it private (0700) after the cache-location safety verdict (cli/_safety.py), which is
+    also where a dir others can write is refused: compiled kernels are code."""
+    if os.path.isdir(root) and not os.access(root, os.W_OK | os.X_OK):
         return t("warm.error.cache_dir_read_only", path=root)
     return None
 
 
 def gather(req: WarmRequest, configs: list, table: Mapping, env: Optional[Mapping] = None) -> WarmEnv:
-    """Look at the machine once: cache dir and manifest; torch (read, not imported) when a skip
-    or --export/--import needs it; NVML once when a config runs on the GPU or the fingerprint
-    needs the GPU's name. Creates the cache dir (as warm-cache always did)."""
+    """Look at the machine once: cache dir and manifest; torch (read, not imported) when a skip,
+    --export/--import or a cache switch needs it; NVML once when a config runs on the GPU or the
+    fingerprint needs the GPU's name. Creates nothing."""
     from ..probes import gpu, interp
 
     env = dict(os.environ if env is None else env)

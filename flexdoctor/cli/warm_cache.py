@@ -5,6 +5,7 @@ process did not hit the cache; 130 on Ctrl-C (nothing written to the manifest).
 
 from __future__ import annotations
 
+import os
 import shlex
 import shutil
 import sys
@@ -18,6 +19,7 @@ from ..cliutil import resolve_python
 from ..cliutil import split as _split
 from ..cliutil import usage_error as _usage_error
 from ._common import _color, _console, _interactive, renamed
+from ._safety import guard_cache_dirs
 
 
 def _request(presets, axes: dict, scalars: dict, modes, dynamic, fullgraph, kernel_option, **rest):
@@ -63,9 +65,14 @@ def _plan(req):
             if not configs:
                 configs = planner.dedupe([warm.bundle_workload(c) for c in bundle.get("configs", [])])
         env = planner.gather(req, configs, table)
-        return planner.decide(req, configs, env, table, run_argv=run_argv, bundle=bundle)
+        plan = planner.decide(req, configs, env, table, run_argv=run_argv, bundle=bundle)
     except planner.PlanError as exc:
         raise _usage_error(str(exc))
+    # Compile into, and load from, only a safe cache (FD504's verdict, exit 2 with its fix); a
+    # missing dir is created private. Before this nothing was created.
+    named = env.cache_source == "--cache-dir"
+    guard_cache_dirs(env.cache_dir, dict(os.environ, TORCHINDUCTOR_CACHE_DIR=env.cache_dir) if named else None)
+    return plan
 
 
 def warm_cache(
