@@ -135,24 +135,18 @@ def placeholders(template: str) -> frozenset[str]:
         return frozenset({"<unbalanced braces>"})
 
 
-def english_words() -> dict[str, str]:
-    """Every English text a translation must cover: the catalogues and the knowledge base."""
-    from .knowledge import english_words as kb_words
+def human_bytes(n: object) -> str:
+    """1536 -> '1.5 KiB'; None -> '?' (sizes in tables and summary lines, on any floor)."""
+    if n is None:
+        return "?"
+    value = float(n)  # type: ignore[arg-type]
+    for unit in ("B", "KiB", "MiB", "GiB", "TiB"):
+        if abs(value) < 1024 or unit == "TiB":
+            return f"{value:.0f} {unit}" if unit == "B" else f"{value:.1f} {unit}"
+        value /= 1024
+    return str(n)
 
-    return {**catalog("en"), **kb_words()}
 
-
-def audit(lang: str) -> dict[str, list[str]]:
-    """What the ``lang`` catalogue lacks or gets wrong against English, key by key.
-
-    ``missing``: English keys with no translation; ``placeholders``: keys whose ``{names}`` differ
-    from the English ones; ``extra``: keys English no longer has (stale, safe to delete).
-    """
-    english = english_words()
-    words = catalog(lang)
-    return {
-        "missing": sorted(k for k in english if not words.get(k)),
-        "placeholders": sorted(k for k in english if words.get(k)
-                               and placeholders(words[k]) != placeholders(english[k])),
-        "extra": sorted(k for k in words if k not in english),
-    }
+def seconds(v: Optional[float]) -> str:
+    """2.345 -> '2.35'; None -> '—'."""
+    return "—" if v is None else f"{v:.2f}"

@@ -128,15 +128,19 @@ def test_compile_env_ignores_cache_locations():
 def test_cheap_fingerprint_matches_the_format_1_manifest_written_here():
     """The manifest above was written on this test machine (CPU torch 2.13.0) by a real worker:
     the fingerprint read without importing torch agrees with it, so warm-cache can skip."""
+    from flexdoctor.probes import gpu, interp
+
     recorded = mf.Manifest.from_dict(json.loads(FORMAT1.read_text())).fingerprint
-    now = fpm.cheap(sys.executable)
+    py, torch = interp.probe(sys.executable)
+    now = fpm.Fingerprint.from_probes(py, torch, gpu.probe())
     if now.torch != recorded.torch or now.torch_git != recorded.torch_git:
         pytest.skip(f"this machine has torch {now.torch}, the fixture was recorded with {recorded.torch}")
     assert recorded.same_keys(now)
 
 
 def test_cheap_fingerprint_does_not_import_torch():
-    code = ("import sys; from flexdoctor.cache import fingerprint as f; fp = f.cheap(sys.executable); "
+    code = ("import sys; from flexdoctor.cache import fingerprint as f; from flexdoctor.probes import gpu, interp; "
+            "fp = f.Fingerprint.from_probes(*interp.probe(sys.executable), gpu.probe()); "
             "print(fp.torch, 'torch' in sys.modules)")
     env = dict(os.environ, PYTHONPATH=str(Path(__file__).resolve().parents[1]))
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=60)

@@ -154,7 +154,8 @@ def test_gather_reads_the_machine_without_importing_torch(tmp_path):
     code = ("import sys, json; from pathlib import Path; from flexdoctor.cache import plan as p; "
             f"from flexdoctor import workload as wl; root = Path({str(tmp_path)!r}); "
             "req = p.WarmRequest(python=sys.executable, cache_dir=root); "
-            "e = p.gather(req, [wl.make(device='cpu')], {}); "
+            "from flexdoctor.probes import gpu, interp; "
+            "e = p.gather(req, [wl.make(device='cpu')], {}, interp.probe, gpu.probe); "
             "print(json.dumps([e.cache_dir, len(e.manifest.configs), e.fingerprint.torch is not None, "
             "'torch' in sys.modules]))")
     env = {"PYTHONPATH": str(Path(__file__).resolve().parents[1]), "PATH": "/usr/bin:/bin"}

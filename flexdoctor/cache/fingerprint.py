@@ -9,13 +9,14 @@ part means warmed entries are never hit again: dead weight, not wrong results.
 Three builders, one type:
 
 - :meth:`Fingerprint.from_runtime`: what a warm-cache worker saw after ``import torch`` (the truth).
-- :func:`cheap`: the same keyed parts read WITHOUT importing torch, in well under a second:
-  ``torch/version.py`` as text and the package metadata (torch, Triton) through the target
-  interpreter's stdlib-only probe, the GPU name from NVML. warm-cache compares it with the
-  manifest to skip configs that are already warm without starting a torch worker.
+- :meth:`Fingerprint.from_probes`: the same keyed parts read WITHOUT importing torch, in well
+  under a second: ``torch/version.py`` as text and the package metadata (torch, Triton) from the
+  target interpreter's stdlib-only probe, the GPU name from NVML (the probes' facts, handed down
+  by the command). warm-cache compares it with the manifest to skip configs that are already
+  warm without starting a torch worker.
 - :meth:`Fingerprint.from_facts`: what ``check`` knows (static and runtime tiers) for FD505/FD506.
 
-The trade-off of :func:`cheap` (documented in ``warm-cache --help``): NVML cannot tell the GPU
+The trade-off of reading it cheaply (documented in ``warm-cache --help``): NVML cannot tell the GPU
 torch will pick when a machine mixes GPU models and CUDA orders them otherwise (CUDA_DEVICE_ORDER),
 and on ROCm Inductor keys the gcnArchName NVML does not have. In those cases the GPU is unknown,
 and an unknown keyed part never counts as a match: warm-cache compiles instead of skipping.
@@ -206,19 +207,3 @@ def visible_gpu(devices: list, env: Optional[Mapping] = None) -> tuple[bool, Opt
     if len(names) > 1 and env.get("CUDA_DEVICE_ORDER") != "PCI_BUS_ID":
         return True, None  # CUDA's default order (fastest first) is not NVML's (PCI bus)
     return True, min(devices, key=lambda d: d.index)
-
-
-def cheap(python: str, env: Optional[Mapping] = None) -> Fingerprint:
-    """The keyed fingerprint of ``python`` on this machine without importing torch (~0.2-0.5 s:
-    the stdlib-only interpreter probe, and NVML for the GPU). See the module docstring for what
-    it cannot tell; those parts are None."""
-    from ..probes import gpu, interp
-
-    py, torch = interp.probe(python)
-    gpu_facts = None
-    if getattr(torch, "cuda", None) and not getattr(torch, "hip", None):
-        try:
-            gpu_facts = gpu.probe()
-        except Exception:  # NVML surprises: the GPU is unknown, which never counts as warm
-            gpu_facts = None
-    return Fingerprint.from_probes(py, torch, gpu_facts, env)

@@ -28,7 +28,7 @@ import itertools
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Mapping, Optional
+from typing import Any, Callable, Mapping, Optional
 
 from ..text import t
 from ..workload import Workload, WorkloadError, check_flex, make, parse_kernel_options, parse_mode
@@ -262,12 +262,13 @@ def _usable(root: str) -> Optional[str]:
     return None
 
 
-def gather(req: WarmRequest, configs: list, table: Mapping, env: Optional[Mapping] = None) -> WarmEnv:
+def gather(req: WarmRequest, configs: list, table: Mapping, read_interp: Callable[[str], tuple],
+           read_gpu: Callable[[], Any], env: Optional[Mapping] = None) -> WarmEnv:
     """Look at the machine once: cache dir and manifest; torch (read, not imported) when a skip,
     --export/--import or a cache switch needs it; NVML once when a config runs on the GPU or the
-    fingerprint needs the GPU's name. Creates nothing."""
-    from ..probes import gpu, interp
-
+    fingerprint needs the GPU's name. Creates nothing. ``read_interp(python)`` is the interpreter
+    probe ((python facts, torch facts), torch read without importing it) and ``read_gpu()`` NVML's:
+    probes/ stands above cache/, so the command hands them down."""
     env = dict(os.environ if env is None else env)
     loc = cache_location(req.cache_dir, table, env)
     root = loc.path
@@ -285,7 +286,7 @@ def gather(req: WarmRequest, configs: list, table: Mapping, env: Optional[Mappin
         or req.export is not None or req.import_ is not None or switches_set
     py = torch = None
     if need_torch:
-        py, torch = interp.probe(req.python)
+        py, torch = read_interp(req.python)
         out["torch_version"] = getattr(torch, "version", None)
     # Cache switches are parsed as the target's torch and Triton releases parse them.
     out["disabled_by"] = tuple(locations.disabled_by(
@@ -295,7 +296,7 @@ def gather(req: WarmRequest, configs: list, table: Mapping, env: Optional[Mappin
     cuda_build = bool(getattr(torch, "cuda", None)) and not getattr(torch, "hip", None)
     if any(w.device == "cuda" for w in configs) or (need_torch and cuda_build):
         try:
-            gpu_facts = gpu.probe()
+            gpu_facts = read_gpu()
         except Exception:  # NVML surprises: unknown, never a crash
             gpu_facts = None
     if gpu_facts is not None:

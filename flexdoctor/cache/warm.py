@@ -1,22 +1,21 @@
 """warm-cache, step 2: run the plan (cache/plan.py) in workers, then record it in the manifest.
 
 Each config to compile runs in its own subprocess of the target interpreter
-(``_warm_worker.py``), ``jobs`` at a time (phase 1). Then a fresh process per config runs it
-again and must hit the cache (phase 2, the proof): its Inductor counters and first-call time are
-reported beside the cold ones. Configs the plan found already warm start no process. The run is
-merged into the manifest (``cache/manifest.py``), written atomically into the cache dir.
+(``worker/_warm_worker.py``), ``jobs`` at a time (phase 1). Then a fresh process per config runs
+it again and must hit the cache (phase 2, the proof): its Inductor counters and first-call time
+are reported beside the cold ones. Configs the plan found already warm start no process. The run
+is merged into the manifest (``cache/manifest.py``), written atomically into the cache dir.
 """
 
 from __future__ import annotations
 
 import contextlib
+import errno
 import json
 import os
 import shlex
 import shutil
-import subprocess
 import tempfile
-import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
 from concurrent.futures import TimeoutError as FutureTimeout
@@ -24,16 +23,15 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Optional
 
-from ..render._common import human_bytes
-from ..text import t
+from ..text import human_bytes, t
+from ..worker import run as worker_run
+from ..worker import script
 from ..workload import Workload, WorkloadError
 from . import manifest as mf
 from .fingerprint import Fingerprint
 from .plan import WARM, Plan, PlanError
 
-WORKER = Path(__file__).with_name("_warm_worker.py")
-STAGE = "@@flexdoctor-stage "
-RESULT = "@@flexdoctor-result "
+WORKER = script("_warm_worker.py")
 
 
 class ImportFailed(Exception):
@@ -110,67 +108,32 @@ def worker_env(cache_dir: str, base: Optional[dict] = None) -> dict:
 def run_worker(python: str, args: list, env: dict, timeout: float,
                on_stage: Optional[Callable[[str], None]] = None,
                procs: Optional[set] = None) -> dict:
-    """Run the worker; always returns a result dict (``ok`` False with ``error`` on failure)."""
-    from ..probes import _subprocess
-
-    try:
-        proc = subprocess.Popen([python, str(WORKER)] + list(args), stdin=subprocess.DEVNULL,
-                                stdout=subprocess.PIPE, stderr=subprocess.STDOUT, env=env,
-                                start_new_session=os.name == "posix")
-    except OSError as exc:
-        return {"ok": False, "error": f"could not start {python}: {exc.strerror or exc}"}
+    """Run the worker; always returns a result dict (``ok`` False with ``error`` on failure).
+    ``procs``: a set the started process is kept in while it runs (``Runner.kill_all``)."""
+    wire = worker_run.Reader(on_stage=on_stage)
+    child = worker_run.start([python, str(WORKER)] + list(args), env, on_line=wire.feed, merge_stderr=True)
+    if isinstance(child, worker_run.Completed):
+        return {"ok": False, "error": f"could not start: {child.start_error}"}
     if procs is not None:
-        procs.add(proc)
-    expired = threading.Event()
-
-    def expire() -> None:
-        expired.set()
-        _subprocess.kill(proc)
-
-    timer = threading.Timer(timeout, expire)
-    timer.daemon = True
-    timer.start()
-    result, stage, tail = None, None, []
+        procs.add(child)
     try:
-        assert proc.stdout is not None
-        for raw in proc.stdout:
-            line = raw.decode("utf-8", errors="replace").rstrip("\n")
-            if line.startswith(STAGE):
-                stage = line[len(STAGE):].strip()
-                if on_stage:
-                    on_stage(stage)
-            elif line.startswith(RESULT):
-                result = line[len(RESULT):]
-            elif line.strip():
-                tail.append(line)
-                del tail[:-40]
-        proc.wait()
+        done = worker_run.wait(child, timeout)
     finally:
-        timer.cancel()
         if procs is not None:
-            procs.discard(proc)
-    if result is not None:
-        try:
-            data = json.loads(result)
-            if not data.get("ok") and tail and "log" not in data:
-                data["log"] = "\n".join(tail[-20:])
-            return data
-        except ValueError:
-            pass
-    if expired.is_set() or (proc.returncode is not None and proc.returncode < 0):
-        import signal
-
-        try:
-            name = signal.Signals(-proc.returncode).name
-        except ValueError:
-            name = f"signal {-proc.returncode}"
-        if expired.is_set():
-            why = f"did not finish in {timeout:g} s"
-        else:
-            why = f"crashed ({name})"
+            procs.discard(child)
+    tail = list(wire.other)
+    data = wire.result()
+    if data is not None:
+        if not data.get("ok") and tail and "log" not in data:
+            data["log"] = "\n".join(tail[-20:])
+        return data
+    if done.timed_out:
+        why = f"did not finish in {timeout:g} s"
+    elif done.signal_name:
+        why = f"crashed ({done.signal_name})"
     else:
-        why = f"exited with status {proc.returncode} without a result"
-    return {"ok": False, "error": f"the compile process {why}", "stage": stage, "log": "\n".join(tail[-20:])}
+        why = f"exited with status {done.returncode} without a result"
+    return {"ok": False, "error": f"the compile process {why}", "stage": wire.stage, "log": "\n".join(tail[-20:])}
 
 
 def payload(w: Workload) -> dict:
@@ -262,10 +225,9 @@ class Runner:
         return round(time.monotonic() - t0, 3)
 
     def kill_all(self) -> None:
-        from ..probes import _subprocess
-
-        for proc in list(self.procs):
-            _subprocess.kill(proc)
+        self.on_update = lambda: None  # stopping: the killed workers' ends are not news
+        for child in list(self.procs):
+            worker_run.kill(child)
 
     def fingerprint(self) -> dict:
         return run_worker(self.python, ["fingerprint"], self.env, min(self.timeout, 180.0))
@@ -317,7 +279,7 @@ def read_bundle(path: str) -> dict:
             meta = json.loads(zf.read("flexdoctor-bundle.json"))
     except FileNotFoundError:
         raise PlanError(t("warm.error.import_missing", path=path))
-    except (OSError, KeyError, ValueError, zipfile.BadZipFile) as exc:
+    except (OSError, KeyError, ValueError, RecursionError, zipfile.BadZipFile) as exc:
         raise PlanError(t("warm.error.import_not_bundle", path=path, detail=f" ({exc})"))
     if not isinstance(meta, dict) or not isinstance(meta.get("fingerprint"), dict):
         raise PlanError(t("warm.error.import_not_bundle", path=path, detail=""))
@@ -339,16 +301,15 @@ def run_command(argv: list, cache_dir: str, timeout: Optional[float] = None) -> 
     env = worker_env(cache_dir)
     before = mf.entries(cache_dir)
     t0 = time.monotonic()
-    try:
-        done = subprocess.run(argv, env=env, timeout=timeout)
-        code: Optional[int] = done.returncode
+    done = worker_run.attached(argv, env, timeout)
+    code: Optional[int] = done.returncode
+    if done.start_error:
+        missing = done.start_errno == errno.ENOENT
+        error = f"command not found: {argv[0]}" if missing else f"could not start: {done.start_error}"
+    elif done.timed_out:
+        error = f"did not finish in {timeout:g} s"
+    else:
         error = None if code == 0 else f"exited with status {code}"
-    except FileNotFoundError:
-        code, error = None, f"command not found: {argv[0]}"
-    except subprocess.TimeoutExpired:
-        code, error = None, f"did not finish in {timeout:g} s"
-    except OSError as exc:
-        code, error = None, f"could not start: {exc.strerror or exc}"
     after = mf.entries(cache_dir)
     return {"returncode": code, "error": error, "seconds": round(time.monotonic() - t0, 3),
             "new_entries": sorted(after - before)}
@@ -369,6 +330,7 @@ class WarmResult:
     imported: Optional[dict] = None  # {"path", "loaded", "changes"}
     export: Optional[dict] = None  # {"path", "bytes"}
     manifest_path: Optional[str] = None
+    write_errors: list = field(default_factory=list)  # the manifest or bundle could not be written
 
     @property
     def failed(self) -> bool:
@@ -457,8 +419,11 @@ def execute(plan: Plan, req: Any, outcomes: list, on_update: Callable[[], None] 
                         "total_s": round(time.monotonic() - t0, 3), "python": req.python,
                         "already_warm": [w.name for w in plan.already_warm]}
             if req.export is not None:
-                size = write_bundle(str(req.export), export_dir, todo, fp, __version__)
-                result.export = last_run["export"] = {"path": os.path.abspath(str(req.export)), "bytes": size}
+                try:
+                    size = write_bundle(str(req.export), export_dir, todo, fp, __version__)
+                    result.export = last_run["export"] = {"path": os.path.abspath(str(req.export)), "bytes": size}
+                except OSError as exc:  # a full disk: the results are still shown, then one line, exit 2
+                    result.write_errors.append(t("exit.not_written", what=req.export, error=exc.strerror or exc))
             warmed = [o.record() for o in todo if not o.failed]
             run_ok = bool(result.run) and not result.run["first"]["error"]
             if warmed or run_ok:  # a run that warmed nothing must not make `check` call the cache warm
@@ -469,7 +434,11 @@ def execute(plan: Plan, req: Any, outcomes: list, on_update: Callable[[], None] 
                 data = mf.merge(old, fp, warmed, after - before, root, __version__,
                                 compile_env=dict(plan.env.compile_env), last_run=last_run, run=result.run,
                                 imported_from=str(req.import_) if req.import_ is not None else None)
-                result.manifest_path = mf.write(root, data)
+                try:
+                    result.manifest_path = mf.write(root, data)
+                except OSError as exc:
+                    result.write_errors.append(t("exit.not_written", what=mf.locations.manifest_path(root),
+                                                 error=exc.strerror or exc))
     except KeyboardInterrupt:
         runner.kill_all()
         raise

@@ -21,7 +21,7 @@ from ..cliutil import split as _split
 from ..cliutil import usage_error as _usage_error
 from ..cliutil import write as _write
 from ..workload import DTYPES, WorkloadError
-from ._common import renamed
+from ._common import renamed, require_worker_python
 
 
 
@@ -114,6 +114,7 @@ def bench(
     if heads % kv:
         raise _usage_error(f"--kv-heads {kv}: must divide --heads {heads}")
     target = resolve_python(python)
+    require_worker_python(python, target)
     if not dtypes:
         dtypes = ["float32"] if device == "cpu" else ["bfloat16"]
     try:

@@ -1,6 +1,7 @@
 """The ``warm-cache`` command: parse, plan (cache/plan.py), run (cache/warm.py), render
 (render/warm_view.py). Usage errors exit 2 with one line; exit 1 when a config failed or a fresh
-process did not hit the cache; 130 on Ctrl-C (nothing written to the manifest).
+process did not hit the cache; 2 when the manifest or bundle cannot be written (after the
+report); 128+N after signal N (nothing written to the manifest).
 """
 
 from __future__ import annotations
@@ -18,7 +19,7 @@ from typing_extensions import Annotated
 from ..cliutil import resolve_python
 from ..cliutil import split as _split
 from ..cliutil import usage_error as _usage_error
-from ._common import _color, _console, _interactive, renamed
+from ._common import _color, _console, _interactive, renamed, require_worker_python
 from ._safety import guard_cache_dirs
 
 
@@ -44,6 +45,7 @@ def _plan(req):
     """The plan: configs from flags, presets or the settings table; the machine looked at once."""
     from ..cache import plan as planner
     from ..cache import warm
+    from ..probes import gpu, interp
     from ..text import t
 
     try:
@@ -64,7 +66,7 @@ def _plan(req):
             bundle = warm.read_bundle(str(req.import_))
             if not configs:
                 configs = planner.dedupe([warm.bundle_workload(c) for c in bundle.get("configs", [])])
-        env = planner.gather(req, configs, table)
+        env = planner.gather(req, configs, table, read_interp=interp.probe, read_gpu=gpu.probe)
         plan = planner.decide(req, configs, env, table, run_argv=run_argv, bundle=bundle)
     except planner.PlanError as exc:
         raise _usage_error(str(exc))
@@ -163,6 +165,7 @@ def warm_cache(
     from ..cache import warm
     from ..render import warm_view
     from ..text import t
+    from ..worker import lifetime
     from ..workload import make
 
     if list_presets:
@@ -173,6 +176,7 @@ def warm_cache(
     if timeout <= 0:
         raise _usage_error(t("warm.error.timeout"))
     target = resolve_python(python)
+    require_worker_python(python, target)
     req = _request(
         _split(preset), {"dtype": _split(dtype), "head_dim": _split(head_dim), "seq_len": _split(seq_len),
                          "mask": _split(mask), "score_mod": _split(score_mod)},
@@ -196,10 +200,12 @@ def warm_cache(
             raise _usage_error(t("warm.error.import_failed", error=exc))
         typer.echo(t("warm.import_failed", path=req.import_, error=exc), err=True)
         raise typer.Exit(1)
-    except KeyboardInterrupt:
-        typer.echo(t("warm.interrupted"), err=True)
-        raise typer.Exit(130)
+    except KeyboardInterrupt:  # Ctrl-C, SIGTERM, SIGHUP: the CLI entry prints the line and exits 128+n
+        lifetime.note(t("stopped.manifest_untouched"))
+        raise
     typer.echo(warm_view.render(result, color=_color(no_color),
                                 width=shutil.get_terminal_size((120, 24)).columns), nl=False)
     sys.stdout.flush()
-    raise typer.Exit(1 if result.failed else 0)
+    for line in result.write_errors:  # a full disk: the results are shown first, then one line, exit 2
+        typer.echo(f"flexdoctor: error: {line}", err=True)
+    raise typer.Exit(2 if result.write_errors else 1 if result.failed else 0)

@@ -52,11 +52,12 @@ def gather(
     runtime: bool = True,
     timeouts: Optional[dict] = None,
     on_done: Optional[Callable[[str], None]] = None,
-    deep: bool = False,
+    deep: Optional[Callable[[float], Any]] = None,
     config: Any = None,
 ) -> Facts:
     """Collect all facts. ``runtime=False`` skips the ``import torch`` tier (``--static``);
-    ``deep=True`` also runs the real kernels (flexdoctor.deep, ``check --deep``)."""
+    ``deep(timeout)`` also runs the real kernels (``check --deep`` passes flexdoctor.deep's
+    probe: deep/ stands beside probes/, which never import it)."""
     from . import cache, gpu, host, interp, toolchain, torch_runtime
 
     limits = {**DEFAULT_TIMEOUTS, **(timeouts or {})}
@@ -69,10 +70,8 @@ def gather(
     }
     if runtime:
         specs["torch_runtime"] = lambda: torch_runtime.probe(python, timeout=limits["torch_runtime"])
-    if deep:
-        from ..deep import deep as deep_probe
-
-        specs["deep"] = lambda: deep_probe.probe(python, timeout=limits["deep"])
+    if deep is not None:
+        specs["deep"] = lambda: deep(limits["deep"])
     from . import diffusers as project_probe  # ``config``: a parsed SimpleTuner config (check --project)
 
     specs["project"] = lambda: project_probe.probe(python, config=config, runtime=runtime,

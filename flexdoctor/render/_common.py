@@ -21,19 +21,3 @@ def summary_line(report: Report) -> str:
     c = report.counts()
     return t("report.summary", passed=c["pass"], warned=c["warn"], failed=c["fail"],
              skipped=c["skip"], errors=c["error"])
-
-
-def human_bytes(n) -> str:
-    """1536 -> '1.5 KiB'; None -> '?' (sizes in tables and summary lines)."""
-    if n is None:
-        return "?"
-    value = float(n)
-    for unit in ("B", "KiB", "MiB", "GiB", "TiB"):
-        if abs(value) < 1024 or unit == "TiB":
-            return f"{value:.0f} {unit}" if unit == "B" else f"{value:.1f} {unit}"
-        value /= 1024
-    return str(n)
-
-
-def seconds(v) -> str:
-    return "—" if v is None else f"{v:.2f}"

@@ -13,8 +13,7 @@ import shlex
 import time
 from typing import Any, Callable, Optional
 
-from ..text import t
-from ._common import human_bytes, seconds
+from ..text import human_bytes, seconds, t
 
 STATUS_KEYS = {"failed": "failed", "missed": "missed", "already warm": "already_warm",
                "warm (verified)": "verified", "compiled": "compiled"}
@@ -196,8 +195,9 @@ def render(result: Any, color: bool = False, width: int = 100) -> str:
     if result.export:
         console.print(t("warm.exported", size=human_bytes(result.export.get("bytes")), path=result.export["path"]),
                       markup=False)
-    console.print(t("warm.manifest", path=result.manifest_path) if result.manifest_path
-                  else t("warm.manifest_unchanged"), markup=False)
+    if not result.write_errors:  # else the CLI says what could not be written, last
+        console.print(t("warm.manifest", path=result.manifest_path) if result.manifest_path
+                      else t("warm.manifest_unchanged"), markup=False)
     console.print(t("warm.use", root=shlex.quote(plan.env.cache_dir)), markup=False)
     if plan.env.temporary:
         console.print(t("warm.temporary"), style="yellow", markup=False)
