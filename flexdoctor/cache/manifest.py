@@ -29,7 +29,7 @@ from typing import Any, Iterable, Mapping, Optional
 
 from ..workload import Workload, WorkloadError
 from . import locations
-from .fingerprint import INFO, KEYED, LABELS, Fingerprint  # noqa: F401  (re-exported: older imports)
+from .fingerprint import Fingerprint
 
 FORMAT = 2
 READS = (1, 2)
