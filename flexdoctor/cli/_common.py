@@ -14,6 +14,7 @@ from typing_extensions import Annotated
 
 from ..cliutil import in_ci
 from ..cliutil import usage_error as _usage_error
+from ..text import t
 
 
 def _color(no_color: bool) -> bool:
@@ -59,7 +60,7 @@ def _require_interpreter(facts, python: Optional[str]) -> None:
 
     if python and isinstance(facts.python, ProbeError):
         require_worker_python(python, resolve_python(python))  # says "too old" when it is
-        raise _usage_error(f"--python {python}: not a working Python interpreter ({facts.python.message})")
+        raise _usage_error(t("cli.error.not_python", python=python, error=facts.python.message))
 
 
 def require_worker_python(flag: Optional[str], target: str) -> None:
@@ -126,11 +127,11 @@ def _load_facts(path: Path):
             data = data["facts"]
         return Facts.load(data)
     except OSError as exc:
-        raise _usage_error(f"--from-facts {path}: {exc.strerror or exc}")
+        raise _usage_error(t("cli.error.from_facts", path=path, error=exc.strerror or exc))
     except (ValueError, UnicodeDecodeError) as exc:
-        raise _usage_error(f"--from-facts {path}: {exc}")
+        raise _usage_error(t("cli.error.from_facts", path=path, error=exc))
     except RecursionError:  # [[[[... a hundred thousand deep
-        raise _usage_error(f"--from-facts {path}: nested too deeply to read")
+        raise _usage_error(t("cli.error.from_facts_deep", path=path))
 
 
 PythonOpt = Annotated[

@@ -20,6 +20,7 @@ from ..cliutil import EXIT_USAGE, in_ci, resolve_python
 from ..cliutil import split as _split
 from ..cliutil import usage_error as _usage_error
 from ..cliutil import write as _write
+from ..text import t
 from ..workload import DTYPES, WorkloadError
 from ._common import renamed, require_worker_python
 
@@ -38,7 +39,7 @@ def _choices(values: Optional[List[str]], flag: str, allowed: tuple, default: li
     words = [aliases.get(w.lower(), w.lower()) for w in _split(values)] or list(default)
     bad = [w for w in words if w not in allowed]
     if bad:
-        raise _usage_error(f"{flag} {bad[0]}: choose from {', '.join(allowed)}")
+        raise _usage_error(t("cli.error.choose_from", flag=flag, value=bad[0], choices=", ".join(allowed)))
     return list(dict.fromkeys(words))
 
 
@@ -100,9 +101,9 @@ def bench(
     from ..render import bench_view
 
     if fmt not in ("text", "json", "markdown"):
-        raise _usage_error(f"--format {fmt}: choose text, json or markdown")
+        raise _usage_error(t("cli.error.format", value=fmt, choices="text, json or markdown"))
     if device not in ("auto", "cuda", "cpu"):
-        raise _usage_error(f"--device {device}: choose auto, cuda or cpu")
+        raise _usage_error(t("cli.error.device", value=device))
     seq_lens = _sizes(seq_len, "--seq-len", [1024, 4096])
     head_dims = _sizes(head_dim, "--head-dim", [64, 128])
     dtypes = _choices(dtype, "--dtype", b.DTYPES, [], DTYPES)
@@ -112,7 +113,7 @@ def bench(
     modes = _choices(passes, "--pass", b.MODES, list(b.MODES), {"fwd+bwd": "fwdbwd", "train": "fwdbwd"})
     kv = kv_heads or heads
     if heads % kv:
-        raise _usage_error(f"--kv-heads {kv}: must divide --heads {heads}")
+        raise _usage_error(t("cli.error.kv_heads", kv=kv, heads=heads))
     target = resolve_python(python)
     require_worker_python(python, target)
     if not dtypes:
@@ -125,7 +126,7 @@ def bench(
     try:
         report = _run_with_progress(b, target, cases, impls, modes, device, reps, warmup, timeout, interactive)
     except b.BenchError as exc:
-        typer.echo(f"flexdoctor: bench could not run: {exc}", err=True)
+        typer.echo(t("cli.bench.could_not_run", error=exc), err=True)
         raise typer.Exit(EXIT_USAGE)  # the contract: 2 when flexdoctor could not run
     if fmt == "json":
         text = bench_view.render_json(report)
@@ -147,7 +148,8 @@ def _run_with_progress(b, target, cases, impls, modes, device, reps, warmup, tim
             if m.status == "running":
                 return
             extra = f" {m.ms:.3f} ms" if m.status == "ok" and m.ms is not None else ""
-            typer.echo(f"[{i + 1}/{n}] {labels[m.case]} {m.impl} {m.mode}: {m.status}{extra}", err=True)
+            typer.echo(t("cli.bench.progress", index=i + 1, total=n, case=labels[m.case], impl=m.impl, pass_=m.mode,
+                         status=m.status, extra=extra), err=True)
 
         return b.run(target, cases, impls, modes, device=device, reps=reps, warmup=warmup,
                      item_timeout=timeout, on_event=plain)

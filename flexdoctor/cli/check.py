@@ -14,6 +14,7 @@ from ..cliutil import split as _split
 from ..cliutil import usage_error as _usage_error
 from ..cliutil import check_output as _check_output
 from ..cliutil import write as _write
+from ..text import t
 from ._common import (OldProjectOpt, OutputOpt, ProjectOpt, PythonOpt, StaticOpt, _attach_project, _color,
                       _gather, _load_facts, _project, _require_interpreter, _settings, renamed)
 
@@ -79,7 +80,7 @@ def check(
     try:
         format_ = Format(fmt)
     except ValueError:
-        raise _usage_error(f"--format {fmt}: choose one of {', '.join(f.value for f in Format)}")
+        raise _usage_error(t("cli.error.format", value=fmt, choices=", ".join(f.value for f in Format)))
     specs, problems = checks.all_checks(with_plugins=not no_plugins)
     try:
         settings = _settings(settings_file).with_overrides(
@@ -88,12 +89,12 @@ def check(
     except policy.ConfigError as exc:
         raise _usage_error(str(exc))
     if only is not None and not _split(only):
-        raise _usage_error("--only needs at least one check ID or symbol")
+        raise _usage_error(t("cli.error.only_empty"))
     specs = policy.select(specs, settings)
     if not specs:
-        raise _usage_error("no check left to run: --only/--skip (or the settings' select/ignore) exclude them all")
+        raise _usage_error(t("cli.error.nothing_selected"))
     if deep and (static or from_facts is not None):
-        raise _usage_error("--deep runs kernels in the torch runtime: drop --static / --from-facts")
+        raise _usage_error(t("cli.error.deep_check"))
     flag = "--config" if old_config is not None else "--project"
     project_file = renamed(project_file, old_config, "--project", "--config")
     project = _project(project_file, flag) if project_file is not None else None

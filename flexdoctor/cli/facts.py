@@ -12,6 +12,7 @@ from ..cliutil import resolve_python as _resolve_python
 from ..cliutil import usage_error as _usage_error
 from ..cliutil import check_output as _check_output
 from ..cliutil import write as _write
+from ..text import t
 from ._common import OldProjectOpt, OutputOpt, PythonOpt, StaticOpt, _gather, _project, _require_interpreter, renamed
 
 
@@ -38,10 +39,10 @@ def facts(
     _check_output(output)
 
     if fmt not in ("text", "json"):
-        raise _usage_error(f"--format {fmt}: choose text or json")
+        raise _usage_error(t("cli.error.format", value=fmt, choices="text or json"))
     target = _resolve_python(python)
     if deep and static:
-        raise _usage_error("--deep runs kernels in the torch runtime: drop --static")
+        raise _usage_error(t("cli.error.deep_facts"))
     flag = "--config" if old_config is not None else "--project"
     project_file = renamed(project_file, old_config, "--project", "--config")
     project = _project(project_file, flag) if project_file is not None else None
