@@ -14,6 +14,7 @@ from ..cache import manifest as mf
 from ..cache.fingerprint import Fingerprint
 from ..facts import Facts, PathStat, ProbeError, ok, require
 from ..model import Finding
+from ..text import human_bytes as _size
 from ..text import t
 from . import _util as u
 from .base import check, fail, passed, skip, warn
@@ -23,17 +24,6 @@ MIB = 1 << 20
 LOW_SPACE = 2 * GIB  # a model's compiled graphs and kernels take hundreds of MB
 NO_SPACE = 200 * MIB
 DEAD_WEIGHT = 512 * MIB
-
-
-def _size(n: Optional[int]) -> str:
-    if n is None:
-        return "?"
-    value = float(n)
-    for unit in ("B", "KiB", "MiB", "GiB", "TiB"):
-        if value < 1024 or unit == "TiB":
-            return f"{value:.0f} {unit}" if unit == "B" else f"{value:.1f} {unit}"
-        value /= 1024
-    return str(n)
 
 
 def _cache(facts: Facts):
