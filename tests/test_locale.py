@@ -85,3 +85,26 @@ def test_locale_tool_exits_1_for_an_incomplete_language(capsys):
 
     assert main(["no-such-lang"]) == 1
     assert "no catalogue" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize("argv", [["rules", "--lang", "{lang}"], ["--lang", "{lang}", "rules"]])
+@pytest.mark.parametrize("lang", TRANSLATIONS)
+def test_lang_option_on_the_command_and_before_it(argv, lang):
+    from typer.testing import CliRunner
+
+    from flexdoctor.cli import app
+
+    result = CliRunner().invoke(app, [a.format(lang=lang) for a in argv])
+    assert result.exit_code == 0, result.output
+    assert text.catalog(lang)["gpu-present.title"] in result.output
+    assert text.catalog("en")["gpu-present.title"] not in result.output
+
+
+def test_unknown_lang_option_is_english_without_error():
+    from typer.testing import CliRunner
+
+    from flexdoctor.cli import app
+
+    result = CliRunner().invoke(app, ["rules", "--lang", "tlh"])
+    assert result.exit_code == 0, result.output
+    assert text.catalog("en")["gpu-present.title"] in result.output

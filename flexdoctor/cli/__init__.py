@@ -9,7 +9,10 @@ To add a command: copy ``cli/rules.py`` (the smallest), register it below.
 
 from __future__ import annotations
 
+import functools
+import inspect
 import sys
+from typing import Callable, Optional
 
 import typer
 from typing_extensions import Annotated
@@ -46,13 +49,43 @@ def _version(value: bool) -> None:
         raise typer.Exit()
 
 
+_LANG_HELP = ("Language of the report: en, ja, pt-BR, hi (default: FLEXDOCTOR_LANG, then LC_ALL, "
+              "LC_MESSAGES, LANG; unknown languages mean English). JSON keeps its English identifiers.")
+LangOption = Annotated[Optional[str], typer.Option("--lang", metavar="LANG", help=_LANG_HELP)]
+
+
+def _choose_language(lang: Optional[str]) -> None:
+    if lang:
+        from ..text import set_language
+
+        set_language(lang)
+
+
 @app.callback()
 def main_callback(
     version: Annotated[
         bool, typer.Option("--version", callback=_version, is_eager=True, help="Print the version and exit.")
     ] = False,
+    lang: LangOption = None,
 ) -> None:
     """Doctor and CI preflight for GPU attention kernels."""
+    _choose_language(lang)
+
+
+def _with_lang(command: Callable) -> Callable:
+    """``command`` with a ``--lang`` option of its own (``flexdoctor rules --lang ja``), so no command
+    module has to declare it; ``flexdoctor --lang ja rules`` works through the callback above."""
+    signature = inspect.signature(command, eval_str=True)
+    extra = inspect.Parameter("lang", inspect.Parameter.KEYWORD_ONLY, default=None, annotation=LangOption)
+
+    @functools.wraps(command)
+    def run(*args, lang: Optional[str] = None, **kwargs):
+        _choose_language(lang)
+        return command(*args, **kwargs)
+
+    run.__signature__ = signature.replace(parameters=[*signature.parameters.values(), extra])
+    run.__annotations__ = {**getattr(command, "__annotations__", {}), "lang": LangOption}
+    return run
 
 
 def _prefetch(argv: list[str]) -> None:
@@ -97,13 +130,13 @@ def _epilog(command: str) -> str:
 
 
 # Registration order is the order `flexdoctor --help` lists the commands in.
-app.command("check", epilog=_epilog("check"))(_check.check)
-app.command("facts", epilog=_epilog("facts"))(_facts.facts)
-app.command("rules", epilog=_epilog("rules"))(_rules.rules)
-app.command("explain", epilog=_epilog("explain"))(_explain.explain)
-app.command("warm-cache", epilog=_epilog("warm-cache"))(_warm_cache.warm_cache)
-app.command("clear-cache", epilog=_epilog("clear-cache"))(_clear_cache.clear_cache)
-app.command("bench", epilog=_epilog("bench"))(_bench.bench)
+app.command("check", epilog=_epilog("check"))(_with_lang(_check.check))
+app.command("facts", epilog=_epilog("facts"))(_with_lang(_facts.facts))
+app.command("rules", epilog=_epilog("rules"))(_with_lang(_rules.rules))
+app.command("explain", epilog=_epilog("explain"))(_with_lang(_explain.explain))
+app.command("warm-cache", epilog=_epilog("warm-cache"))(_with_lang(_warm_cache.warm_cache))
+app.command("clear-cache", epilog=_epilog("clear-cache"))(_with_lang(_clear_cache.clear_cache))
+app.command("bench", epilog=_epilog("bench"))(_with_lang(_bench.bench))
 
 
 def main() -> None:
