@@ -107,7 +107,7 @@ def _table(result: Any, console: Any) -> None:
     from rich.table import Table
 
     verified = result.verified
-    table = Table(title=t("warm.title"), title_justify="left")
+    table = Table(title=t("warm.table_title"), title_justify="left")
     table.add_column(t("warm.col_config"), no_wrap=True)  # the name is the config's identity: keep it whole
     table.add_column(t("warm.col_status"), no_wrap=True)
     table.add_column(t("warm.col_compile"), justify="right")
