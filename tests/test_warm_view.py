@@ -48,3 +48,12 @@ def test_skipped_configs_do_not_fail_and_start_nothing():
     for o in r.outcomes[1:]:
         o.state, o.error, o.cold, o.warm = "skipped", None, None, None
     assert not r.failed and all(o.status() == "already warm" for o in r.outcomes)
+
+
+def test_says_why_a_known_config_compiled_again():
+    r = result()
+    steps = list(r.plan.steps)
+    steps[1] = planner.Step(B, planner.COMPILE, "environment-changed", "torch 2.11.0+cu130 -> 2.12.0+cu130")
+    r.plan = planner.Plan(steps=tuple(steps), env=r.plan.env, jobs=2)
+    text = warm_view.render(r, width=160)
+    assert "compiled again: 1 config(s) were warmed for another environment (torch 2.11.0+cu130 -> 2.12.0+cu130)" in text

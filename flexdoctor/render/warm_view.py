@@ -186,6 +186,7 @@ def render(result: Any, color: bool = False, width: int = 100) -> str:
     if result.compile_wall_s is not None and compiled:
         console.print(t("warm.warmup", seconds=f"{result.compile_wall_s:.1f}", count=len(compiled), jobs=plan.jobs),
                       markup=False)
+    _why_compiled(plan, console)
     skipped = plan.already_warm
     if skipped:
         fp = plan.env.fingerprint
@@ -204,6 +205,17 @@ def render(result: Any, color: bool = False, width: int = 100) -> str:
     if plan.steps and plan.run_argv is None:
         console.print(t("warm.whole_model"), style="dim", markup=False)
     return buf.getvalue()
+
+
+WHY = ("environment-changed", "compile-env-changed", "entries-missing", "not-warm", "manifest-unreadable")
+
+
+def _why_compiled(plan: Any, console: Any) -> None:
+    """Configs the manifest knew but that compiled again: one line per reason, with what changed."""
+    for reason in WHY:
+        steps = [s for s in plan.steps if s.reason == reason]
+        if steps:
+            console.print(t(f"warm.why.{reason}", count=len(steps), detail=steps[0].detail), markup=False)
 
 
 def presets(table: dict, name_of: Callable[[dict], str]) -> str:
