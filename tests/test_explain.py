@@ -202,6 +202,40 @@ def test_random_text_never_crashes(text):
         [(p.entry.id, p.count, p.hits) for p in by_bytes.problems]
 
 
+# Real error lines from the recorded logs, each with the entries it matches on its own.
+_MATCHER = kbx.Matcher()
+_REAL_LINES = sorted({ln for f in LOGS.glob("*.log") for ln in f.read_text(encoding="utf-8").splitlines()
+                      if ln.strip() and _MATCHER.match(kbx.clean(ln.encode()))})
+# str.splitlines breaks on these too; a byte stream breaks only on \n, so a log never holds them
+# as line breaks (and the two scans may rightly differ on text that does).
+_OTHER_BREAKS = "\r\x0b\x0c\x1c\x1d\x1e\x85\u2028\u2029"
+_noise = st.text(alphabet=st.characters(blacklist_characters="\n" + _OTHER_BREAKS, blacklist_categories=("Cs",)),
+                 max_size=120)
+
+
+def test_real_lines_are_known():
+    assert len(_REAL_LINES) >= 30
+
+
+@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.lists(st.one_of(st.sampled_from(_REAL_LINES), _noise), max_size=30))
+def test_streamed_bytes_and_text_find_the_same_problems(lines):
+    """A log read as a byte stream (explain FILE, a pipe) and the same log as text agree on every
+    problem and where it starts, and a real error line is never lost among random lines."""
+    text = "\n".join(lines)
+    as_text = kbx.scan_text(text)
+    as_bytes = scan_bytes(text.encode("utf-8"))
+    assert [(p.entry.id, p.first_line) for p in as_bytes.problems] == \
+        [(p.entry.id, p.first_line) for p in as_text.problems]
+    found = {p.entry.id for p in as_bytes.problems}
+    for line in lines:
+        if line in _REAL_LINES:
+            alone = {p.entry.id for p in kbx.scan_text(line).problems}
+            # an entry may give way to a more specific one found too (its ``overrides``)
+            replaced = {old for p in as_bytes.problems for old in p.entry.overrides}
+            assert alone - replaced <= found
+
+
 @settings(max_examples=100, deadline=None)
 @given(st.lists(st.sampled_from([
     b"RuntimeError: No available kernel. Aborting execution.",
