@@ -108,3 +108,13 @@ def verdict(report: FleetReport) -> str:
     if report.ok:
         return t("fleet.verdict_ok", count=len(report.nodes))
     return t("fleet.verdict_fail")
+
+
+FORMATS = {"text": "fleet_text", "json": "fleet_json", "markdown": "fleet_markdown", "github": "fleet_github"}
+
+
+def renderer(fmt: str):
+    """The ``render(report, **options) -> str`` of a fleet format (KeyError: no such format)."""
+    import importlib
+
+    return importlib.import_module(f"{__package__}.{FORMATS[fmt]}").render
