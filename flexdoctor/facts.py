@@ -402,29 +402,38 @@ def _is_probe_error_dict(value: Any) -> bool:
 
 def from_jsonable(tp: Any, value: Any) -> Any:
     """Rebuild a value of annotated type ``tp`` from JSON data (tolerant of unknown keys)."""
-    if _is_probe_error_dict(value):
-        return ProbeError(**value["probe_error"])
+    return _convert(_inner(tp), value)
+
+
+def _convert(inner: Any, value: Any) -> Any:
     if value is None:
         return None
-    origin = typing.get_origin(tp)
-    if origin is Union or (_UnionType is not None and origin is _UnionType):
-        args = [a for a in typing.get_args(tp) if a is not type(None) and a is not ProbeError]
-        if len(args) == 1:
-            return from_jsonable(args[0], value)
-        return value
-    if origin is list:
-        (item,) = typing.get_args(tp) or (Any,)
-        return [from_jsonable(item, v) for v in value]
-    if dataclasses.is_dataclass(tp) and isinstance(value, dict):
-        hints = _field_hints(tp)
-        kwargs = {k: from_jsonable(hints[k], v) for k, v in value.items() if k in hints}
-        return tp(**kwargs)
-    return value
+    if type(value) is dict and _is_probe_error_dict(value):
+        return ProbeError(**value["probe_error"])
+    return inner(value) if inner is not None else value
 
 
 @functools.lru_cache(maxsize=None)
-def _field_hints(tp: type) -> dict:
-    """The annotated type of each field of a facts dataclass (resolving them is the slow part of
-    loading facts: ``fleet merge`` loads thousands of reports)."""
-    hints = typing.get_type_hints(tp)
-    return {f.name: hints[f.name] for f in dataclasses.fields(tp)}
+def _inner(tp: Any):
+    """How to rebuild a non-null value of ``tp`` (None: as it is), worked out once per type:
+    resolving annotations was most of the time of loading facts, and ``fleet merge`` loads
+    thousands of reports."""
+    origin = typing.get_origin(tp)
+    if origin is Union or (_UnionType is not None and origin is _UnionType):
+        args = [a for a in typing.get_args(tp) if a is not type(None) and a is not ProbeError]
+        return _inner(args[0]) if len(args) == 1 else None
+    if origin is list:
+        (item,) = typing.get_args(tp) or (Any,)
+        each = _inner(item)
+        return lambda value: [_convert(each, v) for v in value]
+    if dataclasses.is_dataclass(tp):
+        hints = typing.get_type_hints(tp)
+        fields = {f.name: _inner(hints[f.name]) for f in dataclasses.fields(tp)}
+
+        def build(value: Any) -> Any:
+            if not isinstance(value, dict):
+                return value
+            return tp(**{k: _convert(fields[k], v) for k, v in value.items() if k in fields})
+
+        return build
+    return None
