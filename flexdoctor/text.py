@@ -1,8 +1,13 @@
 """All user-facing words live in ``flexdoctor/locale/<lang>.toml``; code refers to them by key.
 
-``t("gpu-present.pass", count=2)`` formats the English template (or the language chosen with
-``FLEXDOCTOR_LANG``, falling back to English key by key). Keeping the words in one place is
-what lets reports be translated and reviewed without reading code.
+``t("gpu-present.pass", count=2)`` formats the template of the chosen language, falling back to
+English key by key. Keeping the words in one place is what lets reports be translated and
+reviewed without reading code (docs/TRANSLATING.md; ``python -m flexdoctor.locale`` lists what
+a translation still lacks).
+
+The language: ``--lang`` (``set_language``), then ``FLEXDOCTOR_LANG``, then the POSIX locale
+variables ``LC_ALL``, ``LC_MESSAGES``, ``LANG`` in that order (the first one set decides). A
+language flexdoctor has no catalogue for, and ``C``/``POSIX``, mean English, never an error.
 """
 
 from __future__ import annotations
@@ -11,6 +16,7 @@ import functools
 import os
 import string
 from importlib import resources
+from typing import Optional
 
 from ._toml import loads as toml_loads
 
@@ -48,8 +54,59 @@ def _flatten(tree: dict, flat: dict) -> None:
     walk("", tree)
 
 
+_LOCALE_VARS = ("FLEXDOCTOR_LANG", "LC_ALL", "LC_MESSAGES", "LANG")
+_chosen: Optional[str] = None
+
+
+@functools.lru_cache(maxsize=1)
+def available() -> tuple[str, ...]:
+    """Languages with a catalogue: ``<lang>.toml`` files in flexdoctor/locale (``en``, ``ja``, ``pt-BR``…)."""
+    try:
+        names = [p.name for p in resources.files("flexdoctor.locale").iterdir()]
+    except (FileNotFoundError, OSError):
+        return ("en",)
+    langs = {n.split(".", 1)[0] for n in names if n.endswith(".toml")}
+    return tuple(sorted(langs | {"en"}))
+
+
+def normalize(tag: Optional[str]) -> Optional[str]:
+    """A locale tag as users write it (``ja_JP.UTF-8``, ``pt-br``, ``hi_IN``) → a catalogue name, or None.
+
+    The region decides only when a catalogue for it exists; otherwise the language alone does
+    (``pt_PT`` reads the ``pt-BR`` catalogue rather than nothing). ``C`` and ``POSIX`` are English.
+    """
+    if not tag:
+        return None
+    base = tag.strip().split(".", 1)[0].split("@", 1)[0].replace("_", "-")
+    if not base:
+        return None
+    if base.upper() in ("C", "POSIX"):
+        return "en"
+    by_lower = {name.lower(): name for name in available()}
+    if base.lower() in by_lower:
+        return by_lower[base.lower()]
+    lang = base.split("-", 1)[0].lower()
+    if lang in by_lower:
+        return by_lower[lang]
+    family = sorted(name for low, name in by_lower.items() if low.split("-", 1)[0] == lang)
+    return family[0] if family else None
+
+
+def set_language(tag: Optional[str]) -> None:
+    """The ``--lang`` option: wins over the environment for the rest of this process."""
+    global _chosen
+    _chosen = tag
+
+
 def language() -> str:
-    return os.environ.get("FLEXDOCTOR_LANG", "en").split(".")[0].split("_")[0] or "en"
+    """The catalogue to speak: the first of --lang / FLEXDOCTOR_LANG / LC_ALL / LC_MESSAGES / LANG set."""
+    if _chosen:
+        return normalize(_chosen) or "en"
+    for var in _LOCALE_VARS:
+        value = os.environ.get(var)
+        if value:
+            return normalize(value) or "en"
+    return "en"
 
 
 def has(key: str) -> bool:
@@ -65,3 +122,37 @@ def t(key: str, **kwargs: object) -> str:
         return string.Formatter().vformat(template, (), _Missing(kwargs))
     except (ValueError, IndexError, AttributeError):  # a stray brace in a translation: show it as written
         return template
+
+
+_FIELD = string.Formatter()
+
+
+def placeholders(template: str) -> frozenset[str]:
+    """The ``{names}`` a template fills (a translation must use the same ones)."""
+    try:
+        return frozenset(name for _, name, _, _ in _FIELD.parse(template) if name)
+    except ValueError:  # unbalanced braces: compare as written
+        return frozenset({"<unbalanced braces>"})
+
+
+def english_words() -> dict[str, str]:
+    """Every English text a translation must cover: the catalogues and the knowledge base."""
+    from .knowledge import english_words as kb_words
+
+    return {**catalog("en"), **kb_words()}
+
+
+def audit(lang: str) -> dict[str, list[str]]:
+    """What the ``lang`` catalogue lacks or gets wrong against English, key by key.
+
+    ``missing``: English keys with no translation; ``placeholders``: keys whose ``{names}`` differ
+    from the English ones; ``extra``: keys English no longer has (stale, safe to delete).
+    """
+    english = english_words()
+    words = catalog(lang)
+    return {
+        "missing": sorted(k for k in english if not words.get(k)),
+        "placeholders": sorted(k for k in english if words.get(k)
+                               and placeholders(words[k]) != placeholders(english[k])),
+        "extra": sorted(k for k in words if k not in english),
+    }

@@ -22,3 +22,20 @@ def load_facts(name: str):
     from flexdoctor.facts import Facts
 
     return Facts.from_dict(load_facts_dict(name))
+
+
+import pytest  # noqa: E402
+
+
+@pytest.fixture(autouse=True)
+def _english_reports(monkeypatch):
+    """Reports in English whatever the developer's locale (LANG=ja_JP… would change every golden).
+
+    Language tests opt out by setting FLEXDOCTOR_LANG themselves or calling ``set_language``.
+    """
+    from flexdoctor import text
+
+    monkeypatch.setenv("FLEXDOCTOR_LANG", "en")
+    text.set_language(None)
+    yield
+    text.set_language(None)

@@ -13,6 +13,7 @@ given, e.g. in ``explain``).
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import re
 from dataclasses import dataclass, field
@@ -21,6 +22,7 @@ from typing import Optional
 
 from .._toml import loads as toml_loads
 from ..model import Fix
+from ..text import catalog, language
 
 
 @dataclass(frozen=True)
@@ -59,8 +61,34 @@ def _fill(template: str, values: dict) -> str:
     return _PLACEHOLDER.sub(lambda m: str(values[m.group(1)]) if m.group(1) in values else m.group(0), template)
 
 
-@functools.lru_cache(maxsize=1)
+TRANSLATED = ("title", "cause", "fix")  # the words of an entry; patterns and commands stay as written
+
+
 def entries() -> dict[str, Entry]:
+    """Every entry, its words in the report language (``kb.<ID>.<field>`` keys of the catalogues)."""
+    return _localized(language())
+
+
+@functools.lru_cache(maxsize=None)
+def _localized(lang: str) -> dict[str, Entry]:
+    english = _english()
+    if lang == "en":
+        return english
+    words = catalog(lang)
+    out = {}
+    for eid, entry in english.items():
+        changes = {f: words[f"kb.{eid}.{f}"] for f in TRANSLATED if words.get(f"kb.{eid}.{f}")}
+        out[eid] = dataclasses.replace(entry, **changes) if changes else entry
+    return out
+
+
+def english_words() -> dict[str, str]:
+    """The knowledge base's English words as catalogue keys (what a translation must cover)."""
+    return {f"kb.{eid}.{f}": getattr(e, f) for eid, e in _english().items() for f in TRANSLATED}
+
+
+@functools.lru_cache(maxsize=1)
+def _english() -> dict[str, Entry]:
     out: dict[str, Entry] = {}
     for item in sorted(resources.files(__name__).iterdir(), key=lambda p: p.name):
         if not item.name.endswith(".toml"):

@@ -1,6 +1,6 @@
-"""The ``bench`` command (registered on the CLI app by ``register``).
+"""The ``bench`` command: time every attention path here.
 
-Thin like the rest of the CLI: parse, call ``bench.run``, render, choose the exit code. Usage
+Thin like the rest of the CLI: parse, call ``deep.bench.run``, render, choose the exit code. Usage
 errors exit 2 with one line; exit 1 when an item crashed, hung or raised an unexpected error
 (an out-of-memory or a backend torch refuses is a result, not a failure).
 """
@@ -99,7 +99,7 @@ def bench(
 
       flexdoctor bench --device cpu -L 256 -d 64 --format json -o bench.json
     """
-    from . import bench as b
+    from ..deep import bench as b
 
     if fmt not in ("text", "json", "markdown"):
         raise _usage_error(f"--format {fmt}: choose text, json or markdown")
@@ -165,7 +165,3 @@ def _run_with_progress(b, target, cases, impls, modes, device, reps, warmup, tim
 
         return b.run(target, cases, impls, modes, device=device, reps=reps, warmup=warmup,
                      item_timeout=timeout, on_event=live)
-
-
-def register(app: "typer.Typer") -> None:
-    app.command("bench")(bench)

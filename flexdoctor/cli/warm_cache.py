@@ -1,8 +1,6 @@
-"""The ``warm-cache`` and ``clear-cache`` commands (registered on the CLI app by ``register``).
-
-Thin like the rest of the CLI: parse, call into ``warm`` / ``clear`` / ``manifest``, render,
-choose the exit code. Usage errors exit 2 with one line; warm-cache exits 1 when any config
-failed or a fresh process did not hit the cache.
+"""The ``warm-cache`` command: pre-compile FlexAttention kernels into the compile cache and prove
+the cache hits. Usage errors exit 2 with one line; exit 1 when any config failed or a fresh
+process did not hit the cache.
 """
 
 from __future__ import annotations
@@ -10,7 +8,6 @@ from __future__ import annotations
 import os
 import shlex
 import shutil
-import sys
 import tempfile
 import time
 from pathlib import Path
@@ -19,33 +16,10 @@ from typing import List, Optional
 import typer
 from typing_extensions import Annotated
 
-from ..cliutil import in_ci, resolve_python
+from ..cliutil import resolve_python
 from ..cliutil import split as _split
 from ..cliutil import usage_error as _usage_error
-
-
-
-def _interactive() -> bool:
-    return sys.stderr.isatty() and not in_ci() and os.environ.get("TERM") != "dumb"
-
-
-def _console(stderr: bool = False, no_color: bool = False):
-    from rich.console import Console
-
-    stream = sys.stderr if stderr else sys.stdout
-    color = not no_color and not os.environ.get("NO_COLOR") and not in_ci() and stream.isatty()
-    return Console(file=stream, no_color=not color, highlight=False, soft_wrap=False,
-                   width=max(shutil.get_terminal_size((120, 24)).columns, 100))
-
-
-def _size(n: Optional[int]) -> str:
-    if n is None:
-        return "?"
-    for unit in ("B", "KiB", "MiB", "GiB", "TiB"):
-        if abs(n) < 1024 or unit == "TiB":
-            return f"{n:.0f} {unit}" if unit == "B" else f"{n:.1f} {unit}"
-        n /= 1024
-    return str(n)
+from ._common import _console, _interactive, _size
 
 
 def _secs(v: Optional[float]) -> str:
@@ -233,9 +207,9 @@ def warm_cache(
       flexdoctor warm-cache --run "python train.py --max-steps 1"
     """
     from .. import __version__
-    from . import locations, warm
-    from . import manifest as mf
-    from .clear import shared
+    from ..cache import locations, warm
+    from ..cache import manifest as mf
+    from ..cache.clear import shared
 
     if list_presets:
         for name, (doc, cfgs) in warm.PRESETS.items():
@@ -482,87 +456,3 @@ def _print_fixes(console, ids: list) -> None:
         for cmd in fix.commands:
             console.print(f"      $ {cmd}", markup=False)
 
-
-# --------------------------------------------------------------------------- clear-cache
-
-def clear_cache(
-    inductor: Annotated[bool, typer.Option("--inductor", help="Inductor's cache (TORCHINDUCTOR_CACHE_DIR or "
-                        "<tmp>/torchinductor_<user>), with flexdoctor's manifest.")] = False,
-    triton: Annotated[bool, typer.Option("--triton", help="Triton's own cache (TRITON_CACHE_DIR or "
-                      "~/.triton/cache).")] = False,
-    aten: Annotated[bool, typer.Option("--aten", help="ATen's NVRTC/jiterator kernel cache "
-                    "(PYTORCH_KERNEL_CACHE_PATH or ~/.cache/torch/kernels); unrelated to flex.")] = False,
-    manifest_only: Annotated[bool, typer.Option("--manifest", help="Only flexdoctor's manifest.")] = False,
-    dry_run: Annotated[bool, typer.Option("--dry-run", "-n", help="Show what would be deleted; delete nothing.")] = False,
-    yes: Annotated[bool, typer.Option("--yes", "-y", help="Do not ask (needed when not interactive).")] = False,
-    cache_dir: Annotated[Optional[Path], typer.Option("--cache-dir", metavar="DIR",
-                         help="The Inductor cache dir to clear (default: TORCHINDUCTOR_CACHE_DIR or torch's default).")] = None,
-    no_color: Annotated[bool, typer.Option("--no-color", help="No colour (also: NO_COLOR=1).")] = False,
-) -> None:
-    """Delete compile caches safely: shows what and how much first, asks, reports bytes freed.
-
-    Default: all of them (Inductor with flexdoctor's manifest, Triton, ATen kernels).
-    Refuses /, your home, and anything that does not look like the cache it claims to be; never
-    follows symlinks out of a cache; will not run while a warm-cache is using the cache.
-
-    Examples:
-
-      flexdoctor clear-cache --dry-run
-
-      flexdoctor clear-cache --inductor --yes
-    """
-    from rich.table import Table
-
-    from . import clear, locations
-
-    if cache_dir is not None:
-        named = os.path.abspath(os.path.expanduser(str(cache_dir)))
-        if not os.path.isdir(named):  # a typo must not read as "nothing to delete"
-            raise _usage_error(f"--cache-dir {cache_dir}: no such directory")
-        os.environ["TORCHINDUCTOR_CACHE_DIR"] = named
-    kinds = [k for k, on in (("inductor", inductor), ("triton", triton), ("aten", aten),
-                             ("manifest", manifest_only)) if on]
-    if not kinds:
-        kinds = ["inductor", "triton", "aten", "manifest"]
-    targets = clear.plan(kinds)
-    console = _console(no_color=no_color)
-    table = Table(title="flexdoctor clear-cache" + (" (dry run)" if dry_run else ""), title_justify="left")
-    for col in ("cache", "path", "set by", "entries", "size", "note"):
-        table.add_column(col, justify="right" if col in ("entries", "size") else "left")
-    for t in targets:
-        note = t.refused and f"refused: {t.refused}" or t.note or ("" if t.items else "nothing to delete")
-        table.add_row(t.kind, t.path, t.source, str(len(t.items)), _size(t.bytes), note)
-    console.print(table)
-    total = sum(t.bytes for t in targets if not t.refused)
-    count = sum(len(t.items) for t in targets if not t.refused)
-    refused = [t for t in targets if t.refused]
-    if count == 0:
-        console.print("nothing to delete")
-        raise typer.Exit(1 if refused else 0)
-    if dry_run:
-        console.print(f"would free {_size(total)} in {count} entries (dry run: nothing deleted)")
-        raise typer.Exit(1 if refused else 0)
-    if not yes:
-        if not sys.stdin.isatty():
-            raise _usage_error("refusing to delete without --yes when not interactive")
-        if not typer.confirm(f"Delete {count} entries ({_size(total)})?", default=False):
-            console.print("nothing deleted")
-            raise typer.Exit(1)
-    root = locations.inductor().path
-    try:
-        with clear.exclusive(root):
-            result = clear.delete(targets)
-    except clear.Refused as exc:
-        typer.echo(f"flexdoctor: error: {exc}", err=True)
-        raise typer.Exit(1)
-    console.print(f"freed {_size(result.freed)} ({result.freed} bytes) in {result.deleted} entries")
-    for e in result.errors[:10]:
-        console.print(f"  could not delete {e}", markup=False)
-    if len(result.errors) > 10:
-        console.print(f"  ... and {len(result.errors) - 10} more")
-    raise typer.Exit(1 if (result.errors or refused) else 0)
-
-
-def register(app: typer.Typer) -> None:
-    app.command("warm-cache")(warm_cache)
-    app.command("clear-cache")(clear_cache)

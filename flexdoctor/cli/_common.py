@@ -1,0 +1,136 @@
+"""Pieces the `check` and `facts` commands share: probing with a progress line, settings, a
+SimpleTuner config, recorded facts, and the options both spell the same way. Imports nothing heavy."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import sys
+from pathlib import Path
+from typing import Optional
+
+import typer
+from typing_extensions import Annotated
+
+from ..cliutil import in_ci
+from ..cliutil import usage_error as _usage_error
+
+
+def _color(no_color: bool) -> bool:
+    if no_color or os.environ.get("NO_COLOR") or in_ci():
+        return False
+    return sys.stdout.isatty() and os.environ.get("TERM") != "dumb"
+
+
+def _gather(python: str, static: bool, progress: bool, deep: bool = False, config: Optional[str] = None):
+    from ..probes import gather
+
+    if not progress or not sys.stderr.isatty() or in_ci():
+        return gather(python, runtime=not static, deep=deep, config=config)
+    from rich.console import Console
+
+    console = Console(stderr=True)
+    msg = "flexdoctor: probing GPU, driver, toolchain" + ("" if static else " and import torch") + "…"
+    with console.status(msg) as status:
+        if not deep:
+            return gather(python, runtime=not static, config=config)
+        from ..deep import deep as deep_mod
+
+        with deep_mod.listen(lambda stage: status.update(f"flexdoctor: deep tier: {stage}…")):
+            return gather(python, runtime=not static, deep=True, config=config)
+
+
+def _settings(path: Optional[Path]):
+    from .. import policy
+
+    if path is not None:
+        if not path.is_file():
+            raise policy.ConfigError(f"--settings {path}: no such file")
+        return policy.load(path)
+    found = policy.find_config(Path.cwd())
+    return policy.load(found) if found else policy.Settings()
+
+
+def _require_interpreter(facts, python: Optional[str]) -> None:
+    """--python must name a working Python: without one flexdoctor cannot inspect anything."""
+    from ..facts import ProbeError
+
+    if python and isinstance(facts.python, ProbeError):
+        raise _usage_error(f"--python {python}: not a working Python interpreter ({facts.python.message})")
+
+
+def _project(path: Path):
+    """Parse a SimpleTuner config up front: a malformed one is a usage error (exit 2)."""
+    from ..project import ConfigError, load_config
+
+    try:
+        return load_config(path)
+    except ConfigError as exc:
+        raise _usage_error(f"--config: {exc}")
+
+
+def _attach_project(facts, project):
+    import dataclasses
+
+    from ..facts import ProjectFacts, ok
+
+    diffusers = facts.project.diffusers if ok(facts.project) else None
+    return dataclasses.replace(facts, project=ProjectFacts(config=project, diffusers=diffusers))
+
+
+def _load_facts(path: Path):
+    import json
+
+    from ..facts import Facts
+
+    try:
+        raw = sys.stdin.read() if str(path) == "-" else path.read_text(encoding="utf-8")
+        data = json.loads(raw)
+        if isinstance(data, dict) and "facts" in data and "results" in data:  # a whole check report
+            data = data["facts"]
+        return Facts.load(data)
+    except OSError as exc:
+        raise _usage_error(f"--from-facts {path}: {exc.strerror or exc}")
+    except (ValueError, UnicodeDecodeError) as exc:
+        raise _usage_error(f"--from-facts {path}: {exc}")
+
+
+PythonOpt = Annotated[
+    Optional[str],
+    typer.Option("--python", metavar="PATH",
+                 help="Interpreter to inspect (the one your training runs with). Default: this one."),
+]
+StaticOpt = Annotated[
+    bool,
+    typer.Option("--static", help="Skip the `import torch` tier: answer from NVML, package metadata and files "
+                                  "only (well under a second; torch runtime checks are skipped)."),
+]
+OutputOpt = Annotated[Optional[Path], typer.Option("--output", "-o", metavar="FILE",
+                                                   help="Write the report to FILE instead of stdout.")]
+
+
+
+# ---- output helpers warm-cache and clear-cache share
+
+def _interactive() -> bool:
+    return sys.stderr.isatty() and not in_ci() and os.environ.get("TERM") != "dumb"
+
+
+def _console(stderr: bool = False, no_color: bool = False):
+    from rich.console import Console
+
+    stream = sys.stderr if stderr else sys.stdout
+    color = not no_color and not os.environ.get("NO_COLOR") and not in_ci() and stream.isatty()
+    return Console(file=stream, no_color=not color, highlight=False, soft_wrap=False,
+                   width=max(shutil.get_terminal_size((120, 24)).columns, 100))
+
+
+def _size(n: Optional[int]) -> str:
+    if n is None:
+        return "?"
+    for unit in ("B", "KiB", "MiB", "GiB", "TiB"):
+        if abs(n) < 1024 or unit == "TiB":
+            return f"{n:.0f} {unit}" if unit == "B" else f"{n:.1f} {unit}"
+        n /= 1024
+    return str(n)
+

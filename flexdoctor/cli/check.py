@@ -1,0 +1,110 @@
+"""The `check` command: probe (or load recorded facts), run the selected checks, render the report."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+from typing import List, Optional
+
+import typer
+from typing_extensions import Annotated
+
+from ..cliutil import resolve_python as _resolve_python
+from ..cliutil import split as _split
+from ..cliutil import usage_error as _usage_error
+from ..cliutil import check_output as _check_output
+from ..cliutil import write as _write
+from ._common import (OutputOpt, PythonOpt, StaticOpt, _attach_project, _color, _gather, _load_facts,
+                      _project, _require_interpreter, _settings)
+
+
+def check(
+    python: PythonOpt = None,
+    fmt: Annotated[str, typer.Option("--format", "-f", metavar="FORMAT",
+                                     help="text (default), json, markdown, github (workflow annotations "
+                                          "+ step summary) or junit (XML).")] = "text",
+    output: OutputOpt = None,
+    only: Annotated[Optional[List[str]], typer.Option("--only", metavar="ID",
+                    help="Run only these checks (ID or symbol; repeat or comma-separate).")] = None,
+    skip: Annotated[Optional[List[str]], typer.Option("--skip", metavar="ID",
+                    help="Do not run these checks (ID or symbol).")] = None,
+    strict: Annotated[bool, typer.Option("--strict", help="Warnings fail too (exit 1).")] = False,
+    profile: Annotated[Optional[str], typer.Option("--profile", "-p", metavar="NAME",
+                       help="default, gpu (GPU runner before training: no GPU fails), image (image build "
+                            "without a GPU: GPU checks skipped), extensions (building flash-attn: nvcc and "
+                            "CUDA_HOME fail).")] = None,
+    settings_file: Annotated[Optional[Path], typer.Option("--settings", metavar="FILE",
+                             help="Project settings file (pyproject.toml with [tool.flexdoctor], or "
+                                  "flexdoctor.toml). Default: found in this directory or a parent.")] = None,
+    from_facts: Annotated[Optional[Path], typer.Option("--from-facts", metavar="FILE",
+                          help="Judge facts recorded earlier with `flexdoctor facts --format json --raw` "
+                               "instead of probing this machine.")] = None,
+    static: StaticOpt = False,
+    deep: Annotated[bool, typer.Option("--deep", help="Also run the real kernels here: SDPA per backend with "
+                    "torch's refusal reasons, compiled flex_attention against float64, flash-attn, xformers "
+                    "(checks FD801-FD808; ~10-60 s, at most 300 s).")] = False,
+    config: Annotated[Optional[Path], typer.Option("--config", metavar="PATH",
+                      help="A SimpleTuner training config to judge against this machine: config.json, "
+                           "config.toml or config.env, its directory, a checkout, or config/<profile> "
+                           "(checks FD701-FD708).")] = None,
+    verbose: Annotated[bool, typer.Option("--verbose", "-v",
+                       help="Show passing details, skipped checks and per-probe timings.")] = False,
+    quiet: Annotated[bool, typer.Option("--quiet", "-q", help="Only problems and the summary line.")] = False,
+    no_color: Annotated[bool, typer.Option("--no-color", help="No colour (also: NO_COLOR=1).")] = False,
+    no_plugins: Annotated[bool, typer.Option("--no-plugins", help="Do not load third-party checks.")] = False,
+) -> None:
+    """Check whether this machine can run FlexAttention / FlashAttention / SDPA, and how to fix it.
+
+    Examples:
+
+      flexdoctor check
+
+      flexdoctor check --python ~/venvs/train/bin/python -v
+
+      flexdoctor check --format json -o report.json
+
+      flexdoctor check --static --only FD101,FD104
+
+      flexdoctor check --profile gpu --format github     (first step of a GPU CI job)
+
+      flexdoctor check --profile image --format junit -o flexdoctor.xml
+    """
+    from .. import checks, policy, runner
+    from ..render import Format, renderer
+
+    _check_output(output)
+
+    try:
+        format_ = Format(fmt)
+    except ValueError:
+        raise _usage_error(f"--format {fmt}: choose one of {', '.join(f.value for f in Format)}")
+    specs, problems = checks.all_checks(with_plugins=not no_plugins)
+    try:
+        settings = _settings(settings_file).with_overrides(
+            profile=profile, strict=strict, select=_split(only), ignore=_split(skip))
+        policy.validate_names(settings, specs)
+    except policy.ConfigError as exc:
+        raise _usage_error(str(exc))
+    if only is not None and not _split(only):
+        raise _usage_error("--only needs at least one check ID or symbol")
+    specs = policy.select(specs, settings)
+    if not specs:
+        raise _usage_error("no check left to run: --only/--skip (or the settings' select/ignore) exclude them all")
+    if deep and (static or from_facts is not None):
+        raise _usage_error("--deep runs kernels in the torch runtime: drop --static / --from-facts")
+    project = _project(config) if config is not None else None
+    if from_facts is not None:
+        facts = _load_facts(from_facts)
+        if project is not None:
+            facts = _attach_project(facts, project)
+    else:
+        facts = _gather(_resolve_python(python), static, progress=format_ == Format.text and output is None,
+                        deep=deep, config=str(config) if config is not None else None)
+        _require_interpreter(facts, python)
+    report = runner.run(specs, facts, plugin_problems=problems, settings=settings)
+    text = renderer(format_)(report, verbose=verbose, quiet=quiet, show_skips=bool(_split(only)),
+                             color=_color(no_color) and output is None,
+                             width=shutil.get_terminal_size((100, 24)).columns)
+    _write(text, output)
+    raise typer.Exit(report.exit_code)
+

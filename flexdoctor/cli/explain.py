@@ -1,0 +1,64 @@
+"""The `explain` command: the known problems in a log or traceback, with cause, fix and commands."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import sys
+from typing import Optional
+
+import typer
+from typing_extensions import Annotated
+
+from ..cliutil import usage_error as _usage_error
+from ..cliutil import write as _write
+from ._common import OutputOpt
+
+
+def explain(
+    file: Annotated[Optional[str], typer.Argument(metavar="[FILE|-]", help="Log or traceback to read; - or "
+                                                  "nothing reads stdin.")] = None,
+    fmt: Annotated[str, typer.Option("--format", "-f", metavar="FORMAT", help="text (default) or json.")] = "text",
+    output: OutputOpt = None,
+) -> None:
+    """Explain the known problems in a log or traceback: cause, fix, commands.
+
+    Reads the whole log (any size, streamed; binary junk is tolerated) and reports every known
+    problem found, most fundamental first. Exit codes: 0 a known problem found, 1 none, 2 usage error.
+
+    Examples:
+
+      flexdoctor explain train.log
+
+      python train.py 2>&1 | flexdoctor explain
+
+      flexdoctor explain crash.txt --format json
+    """
+    from ..knowledge import explain as kb_explain
+    from ..render import explain_view
+    from ..text import t
+
+    if fmt not in ("text", "json"):
+        raise _usage_error(f"--format {fmt}: choose text or json")
+    if file in (None, "-"):
+        if file is None and sys.stdin.isatty():
+            raise _usage_error("give a FILE, or pipe a log into stdin (flexdoctor explain - < train.log)")
+        source = t("explain.stdin")
+        try:
+            result = kb_explain.scan(sys.stdin.buffer)
+        except OSError as exc:
+            raise _usage_error(f"cannot read stdin: {exc.strerror or exc}")
+    else:
+        source = file
+        if os.path.isdir(file):
+            raise _usage_error(f"{file}: is a directory")
+        try:
+            with open(file, "rb") as stream:
+                result = kb_explain.scan(stream)
+        except OSError as exc:
+            raise _usage_error(f"{file}: {exc.strerror or exc}")
+    text = explain_view.render(result, source, fmt=fmt, width=shutil.get_terminal_size((100, 24)).columns)
+    _write(text, output)
+    raise typer.Exit(0 if result.found else 1)
+
+

@@ -1,0 +1,50 @@
+"""The `facts` command: print everything flexdoctor gathered about this machine."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Optional
+
+from typing_extensions import Annotated
+import typer
+
+from ..cliutil import resolve_python as _resolve_python
+from ..cliutil import usage_error as _usage_error
+from ..cliutil import check_output as _check_output
+from ..cliutil import write as _write
+from ._common import OutputOpt, PythonOpt, StaticOpt, _gather, _project, _require_interpreter
+
+
+def facts(
+    python: PythonOpt = None,
+    fmt: Annotated[str, typer.Option("--format", "-f", metavar="FORMAT", help="text (default) or json.")] = "text",
+    output: OutputOpt = None,
+    static: StaticOpt = False,
+    raw: Annotated[bool, typer.Option("--raw", help="Keep paths under your home as they are (for "
+                                                    "`check --from-facts`).")] = False,
+    deep: Annotated[bool, typer.Option("--deep", help="Also run the real kernels (see `check --deep`).")] = False,
+    config: Annotated[Optional[Path], typer.Option("--config", metavar="PATH",
+                      help="Also read a SimpleTuner training config (see `check --config`).")] = None,
+) -> None:
+    """Print everything flexdoctor gathered about this machine, for bug reports.
+
+    A better `python -m torch.utils.collect_env`: GPUs and driver from NVML, torch read without
+    importing it and then imported in a subprocess, Triton, toolchain, relevant environment
+    variables. Paths under your home directory are shown as ~.
+    """
+    from ..render import facts_view
+
+    _check_output(output)
+
+    if fmt not in ("text", "json"):
+        raise _usage_error(f"--format {fmt}: choose text or json")
+    target = _resolve_python(python)
+    if deep and static:
+        raise _usage_error("--deep runs kernels in the torch runtime: drop --static")
+    if config is not None:
+        _project(config)
+    gathered = _gather(target, static, progress=fmt == "text" and output is None, deep=deep,
+                       config=str(config) if config is not None else None)
+    _require_interpreter(gathered, python)
+    _write(facts_view.render(gathered, fmt=fmt, redact=not raw), output)
+

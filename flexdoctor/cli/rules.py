@@ -1,0 +1,35 @@
+"""The `rules` command: list every check and knowledge-base entry, or print one in full."""
+
+from __future__ import annotations
+
+from typing import Optional
+
+import typer
+from typing_extensions import Annotated
+
+from ..cliutil import usage_error as _usage_error
+from ..cliutil import write as _write
+
+
+def rules(
+    rule: Annotated[Optional[str], typer.Argument(metavar="[ID]", help="A check (FD201 or nvcc-found) or "
+                                                  "knowledge-base entry (FDE105) to print in full.")] = None,
+) -> None:
+    """List every check and knowledge-base entry, or print one in full.
+
+    Examples:
+
+      flexdoctor rules
+
+      flexdoctor rules FD401
+
+      flexdoctor rules nvidia-driver-too-old
+    """
+    from ..render import rules_view
+
+    try:
+        text = rules_view.render(rule)
+    except KeyError:
+        raise _usage_error(f"no check or knowledge-base entry named {rule!r} (run `flexdoctor rules`)")
+    _write(text, None)
+
