@@ -80,6 +80,7 @@ from . import check as _check  # noqa: E402
 from . import clear_cache as _clear_cache  # noqa: E402
 from . import explain as _explain  # noqa: E402
 from . import facts as _facts  # noqa: E402
+from . import fleet as _fleet  # noqa: E402
 from . import rules as _rules  # noqa: E402
 from . import warm_cache as _warm_cache  # noqa: E402
 
@@ -91,6 +92,7 @@ app.command("explain")(_explain.explain)
 app.command("warm-cache")(_warm_cache.warm_cache)
 app.command("clear-cache")(_clear_cache.clear_cache)
 app.command("bench")(_bench.bench)
+app.add_typer(_fleet.app, name="fleet")
 
 
 def main() -> None:

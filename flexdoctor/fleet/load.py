@@ -20,9 +20,9 @@ _HOSTNAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,252}$")
 def _node_guess(path: str) -> Optional[str]:
     """DIR/<node>.json names its node (the Slurm recipe writes %N.json); other names do not."""
     stem = os.path.basename(path)
-    for ext in (".json", ".JSON"):
-        if stem.endswith(ext):
-            stem = stem[: -len(ext)]
+    if not stem.lower().endswith(".json"):
+        return None
+    stem = stem[: -len(".json")]
     return stem if _HOSTNAME.match(stem) else None
 
 
