@@ -317,6 +317,64 @@ class DeepFacts:
     stage_seconds: dict = field(default_factory=dict)
 
 
+@dataclass(frozen=True)
+class GpuLink:
+    """One GPU's links as NVML sees them (``check --deep`` on a node with several GPUs)."""
+
+    index: int  # NVML index
+    nvlinks: int = 0  # active NVLinks
+    nvlink_version: Optional[int] = None  # 2 Volta, 3 Ampere, 4 Hopper, 5 Blackwell
+    nvswitch: bool = False  # its links end at an NVSwitch (every GPU on the switch is reachable)
+    pcie_gen: Optional[int] = None  # highest current PCIe generation seen (idle and under load)
+    pcie_width: Optional[int] = None  # highest current lane count seen
+    pcie_gen_max: Optional[int] = None  # what this GPU in this slot can do (nvmlDeviceGetMaxPcieLink*)
+    pcie_width_max: Optional[int] = None
+    pcie_loaded: bool = False  # sampled while the all-reduce ran
+
+
+@dataclass(frozen=True)
+class GpuPair:
+    a: int  # NVML indices, a < b
+    b: int
+    topology: Optional[str] = None  # NVML common ancestor: board | PIX | PXB | PHB | NODE | SYS
+    nvlinks: int = 0  # NVLinks joining them (direct, or both on one NVSwitch fabric)
+    nvml_p2p: Optional[str] = None  # NVML's P2P read status: ok | disabled-by-regkey | chipset-not-supported | ...
+    p2p: Optional[bool] = None  # torch.cuda.can_device_access_peer both ways (None: not asked)
+
+
+@dataclass(frozen=True)
+class AllReduce:
+    """An all-reduce across the node's GPUs, one process per GPU, timed as nccl-tests does."""
+
+    backend: str  # nccl | gloo
+    world_size: int
+    bytes: int
+    iterations: int = 0
+    seconds: Optional[float] = None  # mean time of one all-reduce (slowest rank)
+    algbw_gbps: Optional[float] = None  # bytes / seconds / 1e9
+    busbw_gbps: Optional[float] = None  # algbw * 2 (n - 1) / n
+    correct: Optional[bool] = None  # the sum every rank got is the right one
+    error: Optional[str] = None
+    stage: Optional[str] = None  # where it failed or hung: init | first all-reduce | timing
+    hung: bool = False  # a rank did not finish inside the time box
+    timeout: Optional[float] = None
+    nccl_version: Optional[str] = None
+    env: dict = field(default_factory=dict)  # NCCL_* variables in effect
+
+
+@dataclass(frozen=True)
+class MultiGpuFacts:
+    """The GPUs of this node together: NVML topology, torch's peer access, an all-reduce."""
+
+    gpus: list[GpuLink] = field(default_factory=list)
+    pairs: list[GpuPair] = field(default_factory=list)
+    devices: list = field(default_factory=list)  # NVML indices of the GPUs torch uses, in torch order
+    allreduce: Optional[AllReduce] = None
+    nvml_error: Optional[str] = None
+    incomplete: Optional[ProbeError] = None  # the worker died or hung before its end
+    seconds: Optional[float] = None
+
+
 # Plain dataclasses of the project tier live with the parser (stdlib only, no cycle back here).
 from .project.model import DiffusersFacts, ProjectConfig  # noqa: E402
 
@@ -342,6 +400,8 @@ class Facts:
     toolchain: Union[ToolchainFacts, ProbeError, None] = None
     cache: Union[CacheFacts, ProbeError, None] = None
     deep: Union[DeepFacts, ProbeError, None] = None  # None: the deep tier was not run
+    # check --deep on a node with two or more GPUs; None: not run or fewer GPUs.
+    multi_gpu: Union[MultiGpuFacts, ProbeError, None] = None
     project: Union[ProjectFacts, ProbeError, None] = None  # None: no --config, no diffusers asked
     timings: dict = field(default_factory=dict)  # probe name -> seconds
     collected_at: Optional[str] = None

@@ -28,6 +28,8 @@ DEFAULT_TIMEOUTS = {
     "project": 90.0,
     # check --deep compiles flex per dtype (10-30 s each cold) and runs every attention kernel.
     "deep": 300.0,
+    # check --deep on a node with 2+ GPUs: one process per GPU imports torch, then an all-reduce.
+    "multi_gpu": 120.0,
 }
 
 
@@ -69,15 +71,33 @@ def gather(
     }
     if runtime:
         specs["torch_runtime"] = lambda: torch_runtime.probe(python, timeout=limits["torch_runtime"])
+    job_limits = dict(limits)
     if deep:
         from ..deep import deep as deep_probe
+        from ..deep import multigpu
 
-        specs["deep"] = lambda: deep_probe.probe(python, timeout=limits["deep"])
+        # The all-reduce runs first and alone: the deep probe's kernels on GPU 0 would share the
+        # GPUs with it and lower the bandwidth it measures. On one GPU it returns at once.
+        multi_done = threading.Event()
+
+        def multi_gpu():
+            try:
+                return multigpu.probe(python, timeout=limits["multi_gpu"])
+            finally:
+                multi_done.set()
+
+        def deep_after():
+            multi_done.wait(limits["multi_gpu"] + 5.0)
+            return deep_probe.probe(python, timeout=limits["deep"])
+
+        specs["multi_gpu"] = multi_gpu
+        specs["deep"] = deep_after
+        job_limits["deep"] = limits["deep"] + limits["multi_gpu"] + 5.0
     from . import diffusers as project_probe  # ``config``: a SimpleTuner config (check --config)
 
     specs["project"] = lambda: project_probe.probe(python, config=config, runtime=runtime,
                                                    timeout=limits["project"])
-    jobs = [_Job(name, fn, limits[name]) for name, fn in specs.items()]
+    jobs = [_Job(name, fn, job_limits[name]) for name, fn in specs.items()]
     started = time.perf_counter()
     for job in jobs:
         job.thread.start()
@@ -101,6 +121,7 @@ def gather(
         toolchain=values["toolchain"],
         cache=values["cache"],
         deep=values.get("deep"),
+        multi_gpu=values.get("multi_gpu"),
         project=values.get("project"),
         timings={job.name: job.seconds for job in jobs},
         collected_at=_dt.datetime.now(_dt.timezone.utc).replace(microsecond=0).isoformat(),
