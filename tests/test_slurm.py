@@ -239,3 +239,25 @@ exec {SCRIPT}
         cluster.write_conf()
         cluster.sh("scontrol", "reconfigure")
         cluster.sh("scontrol", "update", f"nodename={cluster.node}", "state=resume")
+
+
+def test_preflight_batch_script(cluster, tmp_path):
+    """contrib/slurm/fleet-preflight.sbatch end to end: per-node reports, merge, exclude list."""
+    script = ROOT / "contrib" / "slurm" / "fleet-preflight.sbatch"
+    common = {"FLEXDOCTOR": f"{sys.executable} -m flexdoctor", "REPORTS": str(tmp_path / "good")}
+    exports = "ALL," + ",".join(f"{k}={v}" for k, v in common.items())
+    ok = cluster.sh("sbatch", "--wait", "--nodes=1", f"--output={tmp_path}/good.out", f"--chdir={tmp_path}",
+                    f"--export={exports},FLEXDOCTOR_CHECK_ARGS=--static --profile default", str(script),
+                    timeout=180)
+    print((tmp_path / "good.out").read_text())
+    assert ok.returncode == 0, ok.stderr
+    assert (tmp_path / "good" / f"{cluster.node}.json").is_file()
+    assert (tmp_path / "good" / "exclude.txt").read_text() == ""
+    bad = cluster.sh("sbatch", "--wait", "--nodes=1", f"--output={tmp_path}/bad.out", f"--chdir={tmp_path}",
+                     f"--export=ALL,FLEXDOCTOR={common['FLEXDOCTOR']},REPORTS={tmp_path}/bad,"
+                     "FLEXDOCTOR_CHECK_ARGS=--static", str(script), timeout=180)
+    out = (tmp_path / "bad.out").read_text()
+    print(out)
+    assert bad.returncode != 0  # --profile gpu on a machine without a GPU
+    assert (tmp_path / "bad" / "exclude.txt").read_text() == f"{cluster.node}\n"
+    assert f"keep out: {cluster.node}" in out

@@ -96,10 +96,12 @@ def bundle_lines(report: FleetReport) -> tuple:
     return heading, lines, list(b.ship)
 
 
-def exclude_hint(path: str) -> str:
+def exclude_hint(path: str, empty: bool = False) -> str:
     """How to use the exclude file; srun reads a host list from a file only when it has a '/'."""
     import shlex
 
+    if empty:
+        return t("fleet.exclude_written_empty", path=shlex.quote(path))
     slurm = path if "/" in path else f"./{path}"
     return t("fleet.exclude_written", path=shlex.quote(path), slurm_path=shlex.quote(slurm))
 

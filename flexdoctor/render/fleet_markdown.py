@@ -62,6 +62,6 @@ def render(report: FleetReport, exclude_file: Optional[str] = None, **_: object)
     elif report.nodes:
         lines.append(t("fleet.exclude_none"))
     if exclude_file:
-        lines += ["", c.exclude_hint(exclude_file)]
+        lines += ["", c.exclude_hint(exclude_file, empty=not report.exclude)]
     lines += ["", c.verdict(report)]
     return "\n".join(lines).rstrip() + "\n"

@@ -96,6 +96,6 @@ def render(report: FleetReport, width: Optional[int] = None, color: bool = False
     elif report.nodes:
         line(t("fleet.exclude_none"))
     if exclude_file:
-        line(c.exclude_hint(exclude_file), "dim")
+        line(c.exclude_hint(exclude_file, empty=not report.exclude), "dim")
     line(c.verdict(report), "bold red" if not report.ok else "bold green")
     return "\n".join(x.rstrip() for x in buf.getvalue().splitlines()) + "\n"
