@@ -182,6 +182,10 @@ class CudaHome:
     cuda_h: bool
     cuda_runtime_h: bool
     version: Optional[str] = None  # toolkit version from version.json / version.txt / cuda.h
+    # $CUDA_HOME/bin/nvcc, the one torch.utils.cpp_extension runs for extension builds (it need
+    # not be the nvcc on PATH). None: there is none (or, in facts recorded before this field, not
+    # looked at: checks then fall back to the PATH nvcc when it lives in CUDA_HOME/bin).
+    nvcc: Union["Nvcc", ProbeError, None] = None
 
 
 @dataclass(frozen=True)

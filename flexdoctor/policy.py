@@ -41,6 +41,9 @@ class Profile:
     skip_areas: tuple[str, ...] = ()
     skip_ids: tuple[str, ...] = ()
     severity: dict = field(default_factory=dict)  # ID -> "fail" | "warn" | "ignore"
+    # Checks this profile cannot do without: a skip of one (the facts it needs say the job
+    # cannot work, e.g. FD401 on a torch without CUDA) is a failure here.
+    required: tuple[str, ...] = ()
 
 
 PROFILES = {
@@ -63,6 +66,7 @@ PROFILES = {
             "extensions",
             "building flash-attn or CUDA extensions: nvcc and CUDA_HOME problems fail",
             severity={"FD401": "fail", "FD402": "fail", "FD403": "fail"},
+            required=("FD401",),
         ),
     )
 }
@@ -212,9 +216,15 @@ def skipped_by_profile(spec, settings: Settings) -> bool:
 def apply(result: Result, settings: Settings) -> Optional[Result]:
     """The result after the profile's and the configuration's severities; None when ignored.
 
-    Severities only re-grade findings (warn/fail): a pass stays a pass, a skip a skip, and a
-    crashed check stays an error.
+    Severities only re-grade findings (warn/fail): a pass stays a pass, a skip a skip (except a
+    skip of a check the profile requires, which fails), and a crashed check stays an error.
     """
+    if result.status == Status.SKIP and result.id in settings.profile.required:
+        from .text import t
+
+        return dataclasses.replace(result, status=Status.FAIL,
+                                   message=t("profile.required", message=result.message,
+                                             profile=settings.profile.name))
     level = settings.profile.severity.get(result.id)
     for key, value in settings.severity.items():
         if matches(key, result.id, result.symbol):

@@ -91,7 +91,7 @@ def test_no_effect_names_the_real_path():
 
 def test_uncompiled_flex_warns_with_the_measured_cost_and_the_option_that_compiles():
     for fmt, setting in (("json", '"dynamo_backend": "inductor"'), ("toml", 'dynamo_backend = "inductor"'),
-                         ("env", "TRAINING_DYNAMO_BACKEND=inductor")):
+                         ("env", "TRAINER_EXTRA_ARGS=\"${TRAINER_EXTRA_ARGS} --dynamo_backend=inductor\"")):
         r = run(with_project(DATA / "wan" / fmt))["FD703"]
         assert r.status == Status.WARN
         assert "46.2 ms" in r.message and "10.1 GiB" in r.message and "30x" in r.message

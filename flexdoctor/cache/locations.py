@@ -23,16 +23,6 @@ from typing import Mapping, Optional
 MANIFEST_NAME = "flexdoctor-manifest.json"
 LOCK_NAME = ".flexdoctor.lock"
 
-# Environment switches that turn the caches off (FACTS §3).
-DISABLING_ENV = {
-    "TORCHINDUCTOR_FORCE_DISABLE_CACHES": "1",
-    "TORCH_COMPILE_FORCE_DISABLE_CACHES": "1",
-    "TORCHINDUCTOR_FX_GRAPH_CACHE": "0",
-    "TORCHINDUCTOR_AUTOGRAD_CACHE": "0",
-    "TRITON_ALWAYS_COMPILE": "1",
-}
-
-
 @dataclass(frozen=True)
 class Location:
     kind: str  # inductor | triton | aten
@@ -86,15 +76,13 @@ def manifest_path(root: str) -> str:
     return os.path.join(root, MANIFEST_NAME)
 
 
-def disabled_by(env: Optional[Mapping[str, str]] = None) -> list[str]:
-    """``NAME=value`` for each environment switch that turns compile caching off."""
-    env = os.environ if env is None else env
-    out = []
-    for name, bad in DISABLING_ENV.items():
-        value = env.get(name)
-        if value is not None and value.strip().lower() in ({bad, "true"} if bad == "1" else {bad, "false"}):
-            out.append(f"{name}={value}")
-    return out
+def disabled_by(env: Optional[Mapping[str, str]] = None, torch_version: object = None,
+                triton_version: object = None) -> list[str]:
+    """``NAME=value`` for each environment switch that turns compile caching off, parsed as the
+    given torch / Triton release parses it (None: the newest rules; see cache/envflags.py)."""
+    from . import envflags
+
+    return envflags.disabled_by(os.environ if env is None else env, torch_version, triton_version)
 
 
 # --------------------------------------------------------------------------- filesystem facts

@@ -3,14 +3,17 @@ and whether flexdoctor's warm-cache manifest still matches this environment. Pur
 
 from __future__ import annotations
 
+import dataclasses
 import shlex
 from typing import Optional
 
 from .. import knowledge as kb
+from ..cache import envflags
 from ..cache import manifest as mf
 from ..facts import Facts, ProbeError, Skip, ok, require
 from ..model import Finding
 from . import _util as u
+from ..text import t
 from .base import check, fail, passed, skip, warn
 
 GIB = 1 << 30
@@ -37,6 +40,26 @@ def _cache(facts: Facts):
 
 def _persistent_dir(facts: Facts) -> str:
     return "$HOME/.cache/torchinductor"
+
+
+def _warm_fix(ref: str, facts: Facts, **kw):
+    """A fix whose warm-up step fits this machine: the GPU preset where a GPU can compile, the same
+    preset on the CPU where CPU Inductor can compile flex (torch 2.6+, Linux, AVX2), and no warm-up
+    step where nothing can compile flex (warming would only fail)."""
+    fix = kb.fix(ref, warm=_warm_command(facts) or "", **kw)
+    return dataclasses.replace(fix, commands=tuple(c for c in fix.commands if c))
+
+
+def _warm_command(facts: Facts) -> Optional[str]:
+    gpu = u.has_nvidia_gpu(facts) or (ok(facts.torch) and bool(facts.torch.hip))
+    if gpu:
+        return "flexdoctor warm-cache --preset llm-causal"
+    tv = u.base_version(facts.torch.version) if ok(facts.torch) else None
+    linux = u.is_linux(facts)
+    avx2 = facts.host.cpu_avx2 if ok(facts.host) else None
+    if tv is not None and tv >= u.version("2.6") and linux and avx2 is not False:
+        return "flexdoctor warm-cache --preset llm-causal --device cpu"
+    return None
 
 
 def current_fingerprint(facts: Facts) -> dict:
@@ -76,7 +99,7 @@ def cache_location(facts: Facts) -> Finding:
     loc = c.inductor
     if loc.in_temp or loc.fs_type == "tmpfs":
         where = "a tmpfs (memory) filesystem" if loc.fs_type == "tmpfs" else "a temporary directory"
-        return warn("cache-location.temporary", kb.fix("cache-in-tmp", dir=_persistent_dir(facts)),
+        return warn("cache-location.temporary", _warm_fix("cache-in-tmp", facts, dir=_persistent_dir(facts)),
                     path=loc.path, where=where, source=loc.source)
     return passed("cache-location.pass", path=loc.path, source=loc.source, fs=loc.fs_type or "?")
 
@@ -178,13 +201,13 @@ def cache_freshness(facts: Facts) -> Finding:
     c = _cache(facts)
     m = c.manifest
     if isinstance(m, ProbeError):
-        return warn("cache-freshness.unreadable", kb.fix("cache-stale"), error=m.message)
+        return warn("cache-freshness.unreadable", _warm_fix("cache-stale", facts), error=m.message)
     if m is None:
         return passed("cache-freshness.never", path=c.inductor.path)
     changed = mf.compare(m.fingerprint, current_fingerprint(facts))
     if changed:
         what = "; ".join(f"{label} {old or '-'} -> {new}" for label, old, new in changed)
-        return warn("cache-freshness.stale", kb.fix("cache-stale"), what=what, when=m.written_at or "?")
+        return warn("cache-freshness.stale", _warm_fix("cache-stale", facts), what=what, when=m.written_at or "?")
     return passed("cache-freshness.fresh", count=len(m.configs), when=m.written_at or "?",
                   details=list(m.configs[:12]))
 
@@ -212,24 +235,58 @@ def cache_stale_bytes(facts: Facts) -> Finding:
     stale = [g for g in m.entry_groups if mf.compare(g.get("fingerprint") or {}, current)]
     dead = sum(int(g.get("bytes") or 0) for g in stale)
     if dead >= DEAD_WEIGHT:
-        return warn("cache-stale-bytes.dead_weight", kb.fix("cache-dead-weight"), dead=_size(dead),
+        return warn("cache-stale-bytes.dead_weight", _warm_fix("cache-dead-weight", facts), dead=_size(dead),
                     total=_size(total), groups=len(stale))
     return passed("cache-stale-bytes.pass", dead=_size(dead), total=_size(total))
 
 
 @check("FD507", "cache-enabled", area="cache")
 def cache_enabled(facts: Facts) -> Finding:
-    """What it checks: environment switches that turn compile caching off:
-    TORCHINDUCTOR_FORCE_DISABLE_CACHES=1, TORCH_COMPILE_FORCE_DISABLE_CACHES=1,
-    TORCHINDUCTOR_FX_GRAPH_CACHE=0, TORCHINDUCTOR_AUTOGRAD_CACHE=0, TRITON_ALWAYS_COMPILE=1.
+    """What it checks: environment switches that turn compile caching off, parsed exactly as the
+    installed torch and Triton parse them: TORCHINDUCTOR_FORCE_DISABLE_CACHES,
+    TORCH_COMPILE_FORCE_DISABLE_CACHES (torch 2.9+), TORCHINDUCTOR_FX_GRAPH_CACHE,
+    TORCHINDUCTOR_FX_GRAPH_CACHE_DEFAULT (2.10+), TORCHINDUCTOR_AUTOGRAD_CACHE, TRITON_ALWAYS_COMPILE.
 
-    Why it matters: with any of them set every process compiles flex_attention from scratch,
-    and a warmed cache is ignored. They are often left over from debugging.
+    Why it matters: with any of them in effect every process compiles flex_attention from scratch,
+    and a warmed cache is ignored. They are often left over from debugging. The parsing differs by
+    release: torch <= 2.7 forces the caches off only for "1"; from 2.8 any value but "0" or empty
+    does, so TORCHINDUCTOR_FORCE_DISABLE_CACHES=false turns caching OFF; from 2.7
+    TORCHINDUCTOR_FX_GRAPH_CACHE=false leaves the FX graph cache ON (only "0" turns it off);
+    triton <= 3.3 honours TRITON_ALWAYS_COMPILE=1 only, 3.4+ also true/yes/on/y. (Table and
+    sources: flexdoctor/cache/envflags.py.)
 
     How to fix: unset them in the training job's environment.
     """
     c = _cache(facts)
-    if c.disabled_by:
-        names = " ".join(v.split("=", 1)[0] for v in c.disabled_by)
-        return warn("cache-enabled.disabled", kb.fix("cache-disabled", names=names), what=", ".join(c.disabled_by))
-    return passed("cache-enabled.pass")
+    if not ok(facts.host):  # no environment recorded: the probe's judgement with the newest rules
+        if c.disabled_by:
+            names = [v.split("=", 1)[0] for v in c.disabled_by]
+            return warn("cache-enabled.disabled", kb.fix("cache-disabled", unset=_unset(facts, names)),
+                        what=", ".join(c.disabled_by))
+        return passed("cache-enabled.pass")
+    tv = facts.torch.version if ok(facts.torch) else None
+    pk = facts.python.packages if ok(facts.python) else {}
+    rt = facts.torch_runtime
+    trv = (rt.triton_version if ok(rt) else None) or next(
+        (pk[n] for n in ("triton", "pytorch-triton", "pytorch-triton-rocm", "triton-windows") if n in pk), None)
+    found = envflags.switches(facts.host.env, tv, trv)
+    off = [s for s in found if s.off]
+    notes = [_switch_note(s) for s in found if s.surprising or (not s.read)]
+    if off:
+        return warn("cache-enabled.disabled", kb.fix("cache-disabled", unset=_unset(facts, [s.name for s in off])),
+                    what=", ".join(f"{s.name}={s.value}" for s in off),
+                    details=[_switch_note(s) for s in off]
+                    + [_switch_note(s) for s in found if not s.off and (s.surprising or not s.read)])
+    return passed("cache-enabled.pass", details=notes)
+
+
+def _unset(facts: Facts, names: list) -> str:
+    """Unsetting variables in the user's shell: PowerShell on Windows, POSIX elsewhere."""
+    if ok(facts.python) and facts.python.platform.startswith("win"):
+        return "Remove-Item " + ", ".join(f"Env:{n}" for n in names)
+    return "unset " + " ".join(names)
+
+
+def _switch_note(s) -> str:
+    return t("cache-enabled.note", name=s.name, value=s.value,
+             rule=t(f"cache-enabled.{s.rule}", release=s.release, other=envflags.FORCE, fx=envflags.FX))

@@ -156,9 +156,11 @@ def c_compiler(facts: Facts) -> Finding:
     """What it checks: the C compiler Triton will use, found as Triton finds it: $CC, else gcc,
     else clang; and that $CC, when set, exists.
 
-    Why it matters: Triton builds a small C launcher for each new kernel. Slim images have no
-    compiler and fail with "Failed to find C compiler. Please specify via CC environment
-    variable." A warm cache can hide this until a new shape needs a new kernel.
+    Why it matters: Triton compiles C code when it starts compiling kernels: up to triton 3.6 a
+    small launcher for each new kernel signature, from 3.7 one driver module (with a generic
+    launcher) built once and cached. Slim images have no compiler and fail with "Failed to find C
+    compiler. Please specify via CC environment variable." A warm Triton cache can hide this (on
+    triton <= 3.6 until a kernel with a new signature appears).
 
     How to fix: install gcc (apt-get install gcc) or set CC to a working compiler.
     """

@@ -11,7 +11,7 @@ from typing import Optional
 
 from .. import knowledge as kb
 from ..facts import Facts, ProbeError, Skip, ok
-from ..model import Finding
+from ..model import Finding, Status
 from ..project import tables as tb
 from ..project.model import DiffusersFacts, ProjectConfig
 from ..text import t
@@ -108,9 +108,73 @@ def _setting(cfg: ProjectConfig, key: str, value: str) -> str:
         return f'"{key}": "{value}"'
     if cfg.format == "toml":
         return f'{key} = "{value}"'
-    if key == "dynamo_backend":
-        return f"TRAINING_DYNAMO_BACKEND={value}"
+    # config.env: TRAINER_EXTRA_ARGS reaches the trainer's options (load_env_config). For
+    # dynamo_backend that is also the one place that works whatever the launcher does:
+    # TRAINING_DYNAMO_BACKEND is ignored as soon as an accelerate config file exists.
     return f'TRAINER_EXTRA_ARGS="${{TRAINER_EXTRA_ARGS}} --{key}={value}"'
+
+
+def _dynamo_norm(value: Optional[str]) -> str:
+    """SimpleTuner's (trainer.py) and accelerate's reading of a backend name, lower case."""
+    text = (value or "").strip().replace("-", "_").upper()
+    return "no" if text in ("", "NO", "NONE", "DISABLED") else text.lower()
+
+
+def _dynamo(cfg: ProjectConfig) -> tuple[Optional[str], str, list]:
+    """(backend, where it comes from, notes) of torch.compile for a SimpleTuner run launched with
+    train.sh (project/simpletuner.py docstring): the config's dynamo_backend when it is not "no";
+    else the accelerate config file train.sh finds, whose dynamo_config decides; else
+    TRAINING_DYNAMO_BACKEND. backend None: the accelerate config could not be read."""
+    launch = cfg.launch or {}
+    notes = []
+    trainer_var = launch.get("trainer_dynamo_backend")
+    if trainer_var:
+        notes.append(t("flex-compiled.trainer_var_unread", value=trainer_var,
+                       source=launch.get("trainer_dynamo_backend_source") or "?"))
+    if launch.get("accelerate_dynamo_env"):
+        notes.append(t("flex-compiled.accelerate_env_overwritten", value=launch["accelerate_dynamo_env"]))
+    option = cfg.text("dynamo_backend")
+    if _dynamo_norm(option) != "no":
+        return _dynamo_norm(option), _where(cfg, "dynamo_backend"), notes
+    yaml_path = launch.get("accelerate_config")
+    training_var = launch.get("training_dynamo_backend")
+    if yaml_path:
+        if training_var and _dynamo_norm(training_var) != "no":
+            notes.append(t("flex-compiled.training_var_ignored", value=training_var, yaml=yaml_path,
+                           source=launch.get("training_dynamo_backend_source") or "?"))
+        if launch.get("accelerate_config_error"):
+            notes.append(launch["accelerate_config_error"])
+            return None, yaml_path, notes
+        return (_dynamo_norm(launch.get("accelerate_config_dynamo")),
+                t("flex-compiled.from_yaml", yaml=yaml_path), notes)
+    if training_var:
+        return (_dynamo_norm(training_var),
+                t("flex-compiled.from_training_var", source=launch.get("training_dynamo_backend_source") or "?"),
+                notes)
+    return "no", t("flex-compiled.from_default"), notes
+
+
+def _flex_device(facts: Facts) -> Optional[str]:
+    """Where flex_attention would run: cuda | rocm | mps | cpu (None: cannot tell)."""
+    rt = facts.torch_runtime
+    if ok(rt):
+        if rt.cuda_available:
+            return "rocm" if rt.hip else "cuda"
+        return "mps" if rt.mps_available else "cpu"
+    if not ok(facts.torch):
+        return None
+    if facts.torch.hip:
+        return "rocm"
+    if facts.torch.cuda and u.has_nvidia_gpu(facts):
+        return "cuda"
+    if ok(facts.python) and facts.python.platform == "darwin":
+        return "mps"
+    return "cpu"
+
+
+def _torch_at_least(facts: Facts, version: str) -> Optional[bool]:
+    tv = u.base_version(facts.torch.version) if ok(facts.torch) else None
+    return None if tv is None else tv >= u.version(version)
 
 
 def _path_text(family: str, path: Optional[str]) -> str:
@@ -118,6 +182,39 @@ def _path_text(family: str, path: Optional[str]) -> str:
 
 
 # --------------------------------------------------------------------------- checks
+
+
+def _norm_name(text: str) -> str:
+    return text.strip().lower().replace("_", "-").strip("-")
+
+
+def closest_mechanisms(value: str, n: int = 2) -> list:
+    """SimpleTuner mechanisms closest to a misspelling, matched against every name a user may mean:
+    the mechanisms themselves, attention_backend.py's aliases and diffusers' backend names
+    (flash -> flash-attn, _native_cudnn -> cudnn ...). "flsh" -> flash-attn, flex."""
+    names: dict = {}
+    for m in tb.MECHANISMS:
+        names.setdefault(_norm_name(m), m)
+    for alias, m in tb.ALIASES.items():
+        names.setdefault(_norm_name(alias), m)
+    for m, backend in tb.DISPATCHER_BACKENDS.items():
+        names.setdefault(_norm_name(backend), m)
+    key = _norm_name(value)
+    if key in names:
+        return [names[key]]
+    out: list = []
+    bases: set = set()  # one per kind (flash-attn*, flex, native*, ...): distinct alternatives
+    scored = sorted(((difflib.SequenceMatcher(None, key, name).ratio(), name) for name in names),
+                    key=lambda x: (-x[0], len(x[1]), x[1]))  # ties: the shorter, plainer name
+    for ratio, hit in scored:
+        if ratio < 0.5:
+            break
+        m = names[hit]
+        base = m.split("-")[0]
+        if m not in out and base not in bases:
+            out.append(m)
+            bases.add(base)
+    return out[:n]
 
 
 @check("FD701", "attention-mechanism", area="diffusers")
@@ -138,12 +235,13 @@ def attention_mechanism(facts: Facts) -> Finding:
     mech = _mechanism(cfg)
     where = _where(cfg, "attention_mechanism")
     if mech not in tb.MECHANISMS:
-        suggestion = tb.ALIASES.get(mech.lower()) or next(iter(difflib.get_close_matches(mech, tb.MECHANISMS, 1)),
-                                                            tb.DEFAULT_MECHANISM)
+        close = closest_mechanisms(mech)
+        suggestion = close[0] if close else tb.DEFAULT_MECHANISM
+        details = [t("attention-mechanism.closest", names=", ".join(close))] if len(close) > 1 else []
         return fail("attention-mechanism.invalid",
                     kb.fix("simpletuner-attention-mechanism-invalid",
                            setting=_setting(cfg, "attention_mechanism", suggestion)),
-                    details=[t("attention-mechanism.choices", choices=", ".join(tb.MECHANISMS))],
+                    details=details + [t("attention-mechanism.choices", choices=", ".join(tb.MECHANISMS))],
                     mechanism=mech, where=where, suggestion=suggestion)
     kind = tb.mechanism_kind(mech)
     if kind == "default":
@@ -208,20 +306,26 @@ def attention_routing(facts: Facts) -> Finding:
 @check("FD703", "flex-compiled", area="diffusers")
 def flex_compiled(facts: Facts) -> Finding:
     """What it checks: when the run uses diffusers' flex backend (attention_mechanism "flex", or
-    DIFFUSERS_ATTN_BACKEND=flex) on a family that reaches it, that SimpleTuner compiles the model
-    with Inductor: dynamo_backend "inductor" (config.json / config.toml / TRAINER_EXTRA_ARGS
-    --dynamo_backend, or TRAINING_DYNAMO_BACKEND in config.env, which train.sh passes to
-    `accelerate launch --dynamo_backend`).
+    DIFFUSERS_ATTN_BACKEND=flex) on a family that reaches it, that SimpleTuner really compiles the
+    model with Inductor, following its launch path: the config's dynamo_backend (config.json /
+    config.toml / TRAINER_EXTRA_ARGS --dynamo_backend) wins when it is not "no"; otherwise
+    `accelerate launch` decides: with an accelerate config file (ACCELERATE_CONFIG_PATH, else
+    $HF_HOME/accelerate/default_config.yaml, else ~/.cache/huggingface/accelerate/
+    default_config.yaml) its dynamo_config.dynamo_backend, and TRAINING_DYNAMO_BACKEND is ignored;
+    without one, TRAINING_DYNAMO_BACKEND from config.env. TRAINER_DYNAMO_BACKEND is read by no
+    launch path.
 
     Why it matters: diffusers calls flex_attention eagerly. Uncompiled, flex materialises the whole
     score matrix: measured on an H100 (bf16, 24 heads, d=128, L=4096, forward+backward) 46.2 ms and
     10.1 GiB against SDPA's 1.5 ms / 0.31 GiB and compiled flex's 2.5 ms / 0.32 GiB; at L=16384
     eager flex runs out of memory. Qwen-Image then silently falls back to tiled SDPA. Only Inductor
-    fuses flex; the other Dynamo backends (eager, aot_eager, cudagraphs ...) keep the slow path.
-    diffusers' flex backend also ignores is_causal=True when no mask is passed.
+    fuses flex (a Triton kernel on GPUs, C++ on the CPU); the other Dynamo backends (eager,
+    aot_eager, cudagraphs ...) keep the slow path. diffusers' flex backend also ignores
+    is_causal=True when no mask is passed.
 
-    How to fix: set dynamo_backend to inductor (the fix shows the line for your config format), or
-    go back to attention_mechanism "diffusers" (SDPA), which is faster than eager flex.
+    How to fix: set dynamo_backend to inductor in the config itself (the fix shows the line for
+    your config format; it works whatever accelerate config exists), or go back to
+    attention_mechanism "diffusers" (SDPA), which is faster than eager flex.
     """
     cfg = _config(facts)
     backend = _backend(facts, cfg)
@@ -230,16 +334,23 @@ def flex_compiled(facts: Facts) -> Finding:
     family, path = _family_path(cfg)
     if path is not None and path != "dispatcher":
         return skip("flex-compiled.not_reached", family=family)
-    dynamo = (cfg.text("dynamo_backend") or "no").lower()
-    where = _where(cfg, "dynamo_backend")
-    details = [t("flex-compiled.is_causal")]
+    dynamo, where, notes = _dynamo(cfg)
+    details = [t("flex-compiled.is_causal")] + notes
     if family in tb.OOM_FALLBACK_FAMILIES:
         details.insert(0, t("flex-compiled.oom_fallback", family=family))
+    if dynamo is None:
+        return Finding(Status.SKIP, t("flex-compiled.unknown", where=where), None, tuple(details))
     if dynamo in tb.FLEX_FUSING_DYNAMO:
-        return passed("flex-compiled.pass", dynamo=dynamo, where=where, details=details)
+        device = _flex_device(facts)
+        kernel = {"cuda": "kernel_triton", "rocm": "kernel_triton", "cpu": "kernel_cpp",
+                  "mps": "kernel_metal"}.get(device or "", "kernel_unknown")
+        if device == "mps" and not _torch_at_least(facts, "2.13"):
+            kernel = "kernel_unknown"
+        return passed("flex-compiled.pass", dynamo=dynamo, where=where, kernel=t(f"flex-compiled.{kernel}"),
+                      details=details)
     fix = kb.fix("flex-uncompiled-in-diffusers", setting=_setting(cfg, "dynamo_backend", "inductor"))
-    if dynamo in ("no", "", "none", "disabled"):
-        return warn("flex-compiled.eager", fix, details=details)
+    if dynamo == "no":
+        return warn("flex-compiled.eager", fix, where=where, details=details)
     return warn("flex-compiled.not_inductor", fix, dynamo=dynamo, where=where, details=details)
 
 
@@ -278,6 +389,10 @@ def attention_precision(facts: Facts) -> Finding:
         return fail("attention-precision.fp32",
                     kb.fix("attention-backend-needs-half", setting=_setting(cfg, "mixed_precision", "bf16")),
                     mechanism=mech, where=_where(cfg, "mixed_precision"), details=details)
+    if dtype == "fp16" and backend in tb.BF16_ONLY_BACKENDS:
+        return fail("attention-precision.bf16_only",
+                    kb.fix("attention-backend-needs-half", setting=_setting(cfg, "mixed_precision", "bf16")),
+                    backend=backend, where=_where(cfg, "mixed_precision"), details=details)
     if dtype == "fp32" and backend == "flex":
         return passed("attention-precision.flex_fp32", details=details)
     return passed("attention-precision.pass", mechanism=mech, mp=mp, dtype=dtype, details=details)
@@ -285,14 +400,16 @@ def attention_precision(facts: Facts) -> Finding:
 
 @check("FD705", "attention-device", area="diffusers")
 def attention_device(facts: Facts) -> Finding:
-    """What it checks: that this machine has the device the configured attention backend runs on:
-    an NVIDIA GPU torch can use for flash-attn, SageAttention, cuDNN/flash SDPA and xformers;
-    Apple MPS for metal-flash-attention; and for flex, a GPU (flex compiles on the CPU for
-    inference only, and torch 2.11+ rejects its backward on the CPU; on MPS there is no Triton).
+    """What it checks: that this machine has the device the configured attention backend runs on
+    for training: an NVIDIA GPU torch can use for flash-attn, SageAttention, cuDNN/flash SDPA and
+    xformers; Apple MPS for metal-flash-attention; and for flex, a CUDA or ROCm GPU: flex's
+    backward runs nowhere else (torch 2.11+ rejects it on the CPU; on MPS, torch 2.13+ compiles
+    the forward only and 2.6-2.12 reject MPS tensors). A backend the model family never reaches
+    (FD702) needs no device.
 
     Why it matters: a CPU wheel, a container without the GPU, or a Mac turns the first training
-    step into "Query, key, and value must be on a CUDA device" or "FlexAttention does not support
-    backward on CPU", after the data and models have loaded.
+    step into "Query, key, and value must be on a CUDA device", "FlexAttention does not support
+    backward on CPU" or "... on MPS", after the data and models have loaded.
 
     How to fix: run on a machine where torch.cuda.is_available() is True (see FD204/FD205), or set
     attention_mechanism to "diffusers" there.
@@ -302,6 +419,11 @@ def attention_device(facts: Facts) -> Finding:
     if mech not in tb.MECHANISMS:
         return skip("attention-device.invalid_mechanism", mechanism=mech)
     backend = _backend(facts, cfg)
+    family, path = _family_path(cfg)
+    if (tb.mechanism_kind(mech) == "dispatcher" and path is not None and path != "dispatcher"
+            and not (family in tb.FUSED_FLASH_FAMILIES and mech.startswith("flash")
+                     and cfg.flag("fuse_qkv_projections"))):
+        return passed("attention-device.not_reached", mechanism=mech, family=family)
     if mech.startswith("metal-flash-attention"):
         need = "mps"
     elif backend == "flex":
@@ -312,24 +434,31 @@ def attention_device(facts: Facts) -> Finding:
         return passed("attention-device.any", mechanism=mech)
     if facts.torch is None:
         return skip("common.torch_not_installed")
-    rt = facts.torch_runtime
-    if ok(rt):
-        cuda, mps = bool(rt.cuda_available), bool(rt.mps_available)
-    elif ok(facts.torch):  # static tier: a CUDA build with an NVIDIA GPU is taken at its word
-        cuda = u.torch_build(facts) in ("cuda", "rocm") and (u.has_nvidia_gpu(facts) or bool(facts.torch.hip))
-        mps = ok(facts.python) and facts.python.platform == "darwin"
-    else:
+    device = _flex_device(facts)
+    if device is None:
         return skip("attention-device.unknown")
     fix = kb.fix("attention-backend-needs-device", setting=_setting(cfg, "attention_mechanism", tb.DEFAULT_MECHANISM))
     if need == "mps":
-        if mps:
+        if device == "mps":
             return passed("attention-device.pass", mechanism=mech, device="MPS")
         return fail("attention-device.no_mps", fix, mechanism=mech)
-    if cuda:
-        return passed("attention-device.pass", mechanism=mech, device="CUDA")
-    if need == "flex":
-        return fail("attention-device.flex_no_gpu", fix, mechanism=mech, device="MPS" if mps else "CPU")
-    return fail("attention-device.no_cuda", fix, mechanism=mech, device="MPS" if mps else "CPU")
+    if device in ("cuda", "rocm"):
+        return passed("attention-device.pass", mechanism=mech, device="CUDA" if device == "cuda" else "ROCm")
+    if need != "flex":
+        return fail("attention-device.no_cuda", fix, mechanism=mech, device="MPS" if device == "mps" else "CPU")
+    version = facts.torch.version if ok(facts.torch) else "?"
+    if device == "mps":
+        if _torch_at_least(facts, "2.13"):
+            return fail("attention-device.flex_mps_no_backward", fix, mechanism=mech, version=version)
+        if _torch_at_least(facts, "2.6"):
+            return fail("attention-device.flex_mps_rejected", fix, mechanism=mech, version=version)
+        return warn("attention-device.flex_eager_only", fix, mechanism=mech, version=version, device="MPS")
+    if _torch_at_least(facts, "2.11"):
+        return fail("attention-device.flex_cpu_no_backward", fix, mechanism=mech, version=version)
+    dynamo, _, _ = _dynamo(cfg)
+    if dynamo in tb.FLEX_FUSING_DYNAMO:
+        return fail("attention-device.flex_cpu_compiled_inference", fix, mechanism=mech, version=version)
+    return warn("attention-device.flex_eager_only", fix, mechanism=mech, version=version, device="CPU")
 
 
 @check("FD706", "diffusers-dispatcher", area="diffusers")

@@ -12,18 +12,24 @@ from .torch import MIN_FLEX
 from packaging.version import Version
 
 CPU_FLEX = Version("2.6.0")
+# torch 2.6-2.12 reject MPS tensors in flex_attention (_validate_device: "FlexAttention is only
+# supported on CUDA or CPU devices" / "... CUDA, CPU or HPU devices"); 2.13 adds MPS, with an
+# Inductor lowering to a Metal shader (torch/_inductor/kernel/flex/flex_mps.py), inference only.
+MPS_FLEX = Version("2.13.0")
 
 
 @check("FD601", "platform", area="platform")
 def platform(facts: Facts) -> Finding:
     """What it checks: the operating system, the kind of torch build and accelerator, and says
     what works there: Linux + NVIDIA (everything), ROCm (Triton's AMD backend; CUDA checks do
-    not apply), macOS/MPS (no Triton: flex only eager, SDPA works), Windows (no official
-    Triton), CPU only (flex compiles for inference from torch 2.6, x86 with AVX2).
+    not apply), macOS (no Triton; torch 2.13+ compiles flex_attention's forward for MPS to a Metal
+    shader, inference only; torch 2.6-2.12 reject MPS tensors in flex; the CPU compile path does not
+    run on macOS; SDPA works on MPS), Windows (no official Triton), CPU only (flex compiles for
+    inference from torch 2.6, x86 with AVX2).
 
     Why it matters: "FlexAttention requires CUDA" is only half true, and the other half decides
-    whether your tests or inference can run on the CPU; conversely, a Windows or macOS machine
-    cannot compile flex kernels at all with stock packages.
+    whether your tests or inference can run on the CPU or an Apple GPU; training with flex (its
+    backward) still needs a CUDA or ROCm GPU.
 
     How to fix: nothing on Linux + NVIDIA; elsewhere the finding names the supported route.
     """
@@ -35,7 +41,16 @@ def platform(facts: Facts) -> Finding:
     if torch and torch.hip:
         return passed("platform.rocm", where=where, hip=torch.hip, details=[kb.get("rocm-build").cause])
     if py.platform == "darwin":
-        return warn("platform.macos", kb.fix("macos-mps"), where=where)
+        rt = facts.torch_runtime
+        if tv is None or tv < MIN_FLEX:
+            return warn("platform.macos_no_flex", kb.fix("macos-mps"), where=where)
+        if ok(rt) and rt.mps_available is False:
+            return warn("platform.macos_no_mps", kb.fix("macos-mps"), where=where, version=torch.version)
+        if tv >= MPS_FLEX:
+            return warn("platform.macos_mps", kb.fix("macos-mps"), where=where, version=torch.version)
+        if tv >= CPU_FLEX:
+            return warn("platform.macos_mps_rejected", kb.fix("macos-mps"), where=where, version=torch.version)
+        return warn("platform.macos_eager", kb.fix("macos-mps"), where=where, version=torch.version)
     if py.platform.startswith("win"):
         return warn("platform.windows", kb.fix("windows-triton"), where=where)
     if u.has_nvidia_gpu(facts) and torch and torch.cuda:

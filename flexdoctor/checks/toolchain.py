@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from .. import knowledge as kb
 from ..facts import Facts, Skip, ok, require
-from ..model import Finding
+from ..model import Finding, Status
 from ..text import t
 from . import _util as u
 from .base import check, passed, skip, warn
@@ -16,6 +16,14 @@ def _cuda_torch(facts: Facts) -> str:
     if u.torch_build(facts) != "cuda":
         raise Skip(t("common.not_cuda_toolkit"))
     return facts.torch.cuda
+
+
+def _not_cuda_torch(facts: Facts) -> Finding:
+    """FD401's skip for a torch without CUDA, with the fix the `extensions` profile needs: under
+    that profile this skip is a failure (policy: Profile.required)."""
+    version = facts.torch.version if ok(facts.torch) else "?"
+    fix = kb.fix("extension-build-needs-cuda-torch", python=u.python_cmd(facts), version=version)
+    return Finding(Status.SKIP, t("nvcc-found.not_cuda_torch", version=version), fix)
 
 
 def _toolkit_ctx(torch_cuda: str) -> dict:
@@ -34,9 +42,13 @@ def nvcc_found(facts: Facts) -> Finding:
     torch.utils.cpp_extension module, so its absence is a warning.
 
     How to fix: nothing for flex; for extension builds install the CUDA toolkit whose major
-    version matches torch.version.cuda and put its bin/ on PATH.
+    version matches torch.version.cuda and put its bin/ on PATH. A torch without CUDA ("+cpu",
+    ROCm) cannot build CUDA extensions at all: this check skips, and under `--profile extensions`
+    that skip is a failure whose fix is a CUDA build of torch.
     """
-    torch_cuda = _cuda_torch(facts)
+    if u.torch_build(facts) != "cuda":
+        return _not_cuda_torch(facts)
+    torch_cuda = facts.torch.cuda
     tc = require(facts.toolchain, "toolchain facts")
     fix = kb.fix("nvcc-not-found", **_toolkit_ctx(torch_cuda))
     if tc.nvcc is None:
@@ -48,19 +60,37 @@ def nvcc_found(facts: Facts) -> Finding:
 
 @check("FD402", "nvcc-cuda-match", area="toolchain")
 def nvcc_cuda_match(facts: Facts) -> Finding:
-    """What it checks: that nvcc's CUDA major version equals torch.version.cuda's major.
+    """What it checks: that the nvcc extension builds really use, $CUDA_HOME/bin/nvcc (CUDA_HOME
+    resolved as torch.utils.cpp_extension does: CUDA_HOME, CUDA_PATH, the parent of the nvcc on
+    PATH, /usr/local/cuda), has torch.version.cuda's major version. The nvcc first on PATH only
+    matters when CUDA_HOME is unset.
 
     Why it matters: torch.utils.cpp_extension (and so `pip install flash-attn` building from
-    source) refuses a major mismatch: "The detected CUDA version (X) mismatches the version that
-    was used to compile PyTorch (Y). Please make sure to use the same CUDA versions." A minor
-    mismatch only warns.
+    source) runs `$CUDA_HOME/bin/nvcc --version` and refuses a major mismatch: "The detected CUDA
+    version (X) mismatches the version that was used to compile PyTorch (Y). Please make sure to
+    use the same CUDA versions." A minor mismatch only warns. A CUDA_HOME without bin/nvcc fails
+    with "nvcc not found at ...".
 
-    How to fix: install the toolkit for torch's CUDA major and put it first on PATH / in
-    CUDA_HOME, or install the torch built for your toolkit.
+    How to fix: install the toolkit for torch's CUDA major and point CUDA_HOME (and PATH) at it,
+    or install the torch built for your toolkit.
     """
     torch_cuda = _cuda_torch(facts)
     tc = require(facts.toolchain, "toolchain facts")
-    nvcc = require(tc.nvcc, "nvcc")
+    home = tc.cuda_home
+    if home is None:
+        raise Skip(t("nvcc-cuda-match.no_cuda_home"))
+    nvcc = home.nvcc
+    on_path = tc.nvcc if ok(tc.nvcc) else None
+    if nvcc is None and on_path is not None and _in_bin_of(on_path.path, home.path):
+        nvcc = on_path  # facts recorded before CudaHome.nvcc: the PATH nvcc is CUDA_HOME's
+    kw = dict(cuda_home=home.path, source=home.source)
+    if nvcc is None:
+        return warn("nvcc-cuda-match.missing", kb.fix("cuda-home-not-set", cuda_home=home.path, suggestion=""),
+                    **kw)
+    nvcc = require(nvcc, "CUDA_HOME nvcc")
+    details = []
+    if on_path is not None and on_path.path != nvcc.path and on_path.version != nvcc.version:
+        details.append(t("nvcc-cuda-match.path_differs", path=on_path.path, version=on_path.version or "?"))
     if not nvcc.version:
         return skip("nvcc-cuda-match.unknown", path=nvcc.path)
     n, w = u.major_minor(nvcc.version), u.major_minor(torch_cuda)
@@ -68,10 +98,18 @@ def nvcc_cuda_match(facts: Facts) -> Finding:
         return skip("nvcc-cuda-match.unknown", path=nvcc.path)
     if n[0] != w[0]:
         return warn("nvcc-cuda-match.major", kb.fix("nvcc-torch-cuda-mismatch", **_toolkit_ctx(torch_cuda)),
-                    nvcc=nvcc.version, torch_cuda=torch_cuda)
+                    nvcc=nvcc.version, torch_cuda=torch_cuda, path=nvcc.path, details=details)
     if n != w:
-        return passed("nvcc-cuda-match.minor", nvcc=nvcc.version, torch_cuda=torch_cuda)
-    return passed("nvcc-cuda-match.pass", nvcc=nvcc.version, torch_cuda=torch_cuda)
+        return passed("nvcc-cuda-match.minor", nvcc=nvcc.version, torch_cuda=torch_cuda, path=nvcc.path,
+                      details=details)
+    return passed("nvcc-cuda-match.pass", nvcc=nvcc.version, torch_cuda=torch_cuda, path=nvcc.path,
+                  details=details)
+
+
+def _in_bin_of(nvcc_path: str, home: str) -> bool:
+    import os
+
+    return os.path.normpath(os.path.dirname(os.path.dirname(nvcc_path))) == os.path.normpath(home)
 
 
 @check("FD403", "cuda-home", area="toolchain")

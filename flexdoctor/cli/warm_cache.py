@@ -145,6 +145,25 @@ def _torch_version(python: str) -> Optional[str]:
         return None
 
 
+def _cache_switches_off(python: str) -> list:
+    """The cache switches in this environment that turn caching off, parsed as the target
+    interpreter's torch and Triton parse them (cache/envflags.py)."""
+    from ..cache import envflags, locations
+
+    if not any(os.environ.get(n) is not None for n in envflags.NAMES):
+        return []
+    try:
+        from ..probes import interp
+
+        py, torch = interp.probe(python)
+        pk = getattr(py, "packages", None) or {}
+        triton = next((pk[n] for n in ("triton", "pytorch-triton", "pytorch-triton-rocm", "triton-windows")
+                       if n in pk), None)
+        return locations.disabled_by(torch_version=getattr(torch, "version", None), triton_version=triton)
+    except Exception:
+        return locations.disabled_by()
+
+
 def warm_cache(
     preset: Annotated[Optional[List[str]], typer.Option("--preset", metavar="NAME",
                       help="Named set of configs (repeatable): llm-causal, llm-packed, diffusers, sweep, "
@@ -281,7 +300,7 @@ def warm_cache(
         os.environ["TORCHINDUCTOR_CACHE_DIR"] = os.path.abspath(os.path.expanduser(str(cache_dir)))
     loc = locations.inductor()
     root = loc.path
-    off = locations.disabled_by()
+    off = _cache_switches_off(target)
     if off:
         raise _usage_error(f"compile caching is turned off by {', '.join(off)}: warming cannot help "
                            "(your training run would not read the cache either); unset it first")

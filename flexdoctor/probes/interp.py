@@ -44,10 +44,35 @@ def _parse(data: dict):
 
 
 def _same_interpreter(python: str) -> bool:
+    """True only when ``python`` would start with this process's own ``sys.prefix``.
+
+    The same file is not enough: a venv's ``bin/python`` is usually a symlink to the base
+    interpreter, yet run as itself it reads the venv's ``pyvenv.cfg`` and sees the venv's
+    packages. So the executable must be the same file AND resolve to the same prefix, by the
+    rule CPython's ``site.venv()`` applies to the path it was started as: a ``pyvenv.cfg``
+    beside the executable or in its parent directory makes that parent the prefix.
+    """
+    if sys.flags.isolated:
+        return False
     try:
-        return os.path.samefile(python, sys.executable) and not sys.flags.isolated
+        if not os.path.samefile(python, sys.executable):
+            return False
+        target = _venv_prefix(python)
+        if target is None:  # a base interpreter: we must not be running inside a venv
+            return sys.prefix == sys.base_prefix
+        return os.path.samefile(target, sys.prefix)
     except OSError:
         return False
+
+
+def _venv_prefix(executable: str) -> str | None:
+    """The venv ``executable`` belongs to when started by that path (site.venv()), or None."""
+    exe_dir = os.path.dirname(os.path.abspath(executable))
+    prefix = os.path.dirname(exe_dir)
+    for d in (exe_dir, prefix):
+        if os.path.isfile(os.path.join(d, "pyvenv.cfg")):
+            return prefix
+    return None
 
 
 def failure(done: _subprocess.Completed, what: str, stage: str | None = None) -> ProbeError | None:

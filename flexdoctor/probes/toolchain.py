@@ -21,8 +21,9 @@ from . import _subprocess
 _RELEASE = re.compile(r"release (\d+)\.(\d+)")
 
 
-def nvcc(timeout: float = 10.0) -> Nvcc | ProbeError | None:
-    path = shutil.which("nvcc")
+def nvcc(timeout: float = 10.0, path: str | None = None) -> Nvcc | ProbeError | None:
+    """The nvcc on PATH (or at ``path``) and the CUDA release it reports."""
+    path = path or shutil.which("nvcc")
     if path is None:
         return None
     done = _subprocess.run([path, "--version"], timeout=timeout)
@@ -58,8 +59,10 @@ def _toolkit_version(root: Path) -> str | None:
     return None
 
 
-def cuda_home() -> CudaHome | None:
-    """Resolve CUDA_HOME exactly as torch.utils.cpp_extension._find_cuda_home does."""
+def cuda_home(path_nvcc: Nvcc | ProbeError | None = None) -> CudaHome | None:
+    """Resolve CUDA_HOME exactly as torch.utils.cpp_extension._find_cuda_home does, and ask its
+    bin/nvcc (what _check_cuda_version runs) for its release; ``path_nvcc`` is the PATH nvcc's
+    answer, reused when it is the same file."""
     path, source = None, None
     for var in ("CUDA_HOME", "CUDA_PATH"):
         if os.environ.get(var):
@@ -77,6 +80,11 @@ def cuda_home() -> CudaHome | None:
         return None
     root = Path(path)
     inc = root / "include"
+    exe = root / "bin" / ("nvcc.exe" if sys.platform == "win32" else "nvcc")
+    home_nvcc = None
+    if exe.is_file():
+        same = isinstance(path_nvcc, Nvcc) and _same_file(path_nvcc.path, str(exe))
+        home_nvcc = path_nvcc if same else nvcc(path=str(exe))
     return CudaHome(
         path=path,
         source=source,
@@ -84,7 +92,15 @@ def cuda_home() -> CudaHome | None:
         cuda_h=(inc / "cuda.h").is_file(),
         cuda_runtime_h=(inc / "cuda_runtime.h").is_file(),
         version=_toolkit_version(root) if root.is_dir() else None,
+        nvcc=home_nvcc,
     )
+
+
+def _same_file(a: str, b: str) -> bool:
+    try:
+        return os.path.samefile(a, b)
+    except OSError:
+        return False
 
 
 def _compiler(env_var: str, fallbacks: tuple[str, ...]) -> Compiler | None:
@@ -144,9 +160,10 @@ def cuda_installs() -> list[str]:
 
 
 def probe() -> ToolchainFacts:
+    on_path = nvcc()
     return ToolchainFacts(
-        nvcc=nvcc(),
-        cuda_home=cuda_home(),
+        nvcc=on_path,
+        cuda_home=cuda_home(on_path),
         c_compiler=c_compiler(),
         cxx_compiler=cxx_compiler(),
         libcuda=libcuda(),

@@ -21,6 +21,9 @@ class ProjectConfig:
     # Environment variables the config's config.env file(s) export to the training process.
     env: dict = field(default_factory=dict)
     env_files: list = field(default_factory=list)
+    # How the training process gets launched (train.sh / `simpletuner train`), which decides
+    # torch.compile when the config's own dynamo_backend is "no": see simpletuner.launch_facts.
+    launch: dict = field(default_factory=dict)
 
     def get(self, key: str, default=None):
         return self.options.get(key, default)

@@ -12,8 +12,23 @@ What is emulated (bghira/SimpleTuner, simpletuner/helpers/configuration/):
   ``--model_family`` ...) and then appends ``TRAINER_EXTRA_ARGS`` split on whitespace, so extra
   args win. train.sh *sources* config.env with bash, so ``${VAR}`` references expand here too.
 - train.sh sources ``config/config.env`` and then ``config/<ENV>/config.env`` before any backend:
-  variables exported there (TRAINING_DYNAMO_BACKEND, DIFFUSERS_ATTN_BACKEND, ...) reach the
-  training process even when the options come from config.json.
+  variables exported there (DIFFUSERS_ATTN_BACKEND, ...) reach the training process even when the
+  options come from config.json.
+- torch.compile (read at SimpleTuner bc8e6ab7 and huggingface/accelerate 16cb6eb8): train.sh
+  defaults ``TRAINING_DYNAMO_BACKEND`` to ``no``, then uses ``$ACCELERATE_CONFIG_PATH``, else
+  ``${HF_HOME}/accelerate/default_config.yaml`` if that file exists, else
+  ``${HOME}/.cache/huggingface/accelerate/default_config.yaml`` (no XDG_CACHE_HOME: train.sh and
+  cli/train.py ``find_accelerate_config`` spell these two paths out). If that file exists it runs
+  ``accelerate launch --config_file=FILE`` WITHOUT ``--dynamo_backend``, so the yaml's
+  ``dynamo_config.dynamo_backend`` decides (accelerate commands/launch.py; absent: ``no``; the old
+  top-level ``dynamo_backend`` key is converted by config_args.py ``process_config``); otherwise
+  ``accelerate launch --dynamo_backend="$TRAINING_DYNAMO_BACKEND"``. Either way accelerate's
+  launcher overwrites ``ACCELERATE_DYNAMO_BACKEND`` in the child (utils/launch.py). In the trainer
+  (trainer.py), a ``dynamo_backend`` option other than ``no`` builds a TorchDynamoPlugin and wins;
+  otherwise ``Accelerator()`` builds ``TorchDynamoPlugin()`` from ``ACCELERATE_DYNAMO_BACKEND``.
+  env_file.py's ``load_env_config`` skips every variable mapped to ``--dynamo_backend``
+  (``TRAINING_DYNAMO_BACKEND`` and ``TRAINER_DYNAMO_BACKEND``), so ``TRAINER_DYNAMO_BACKEND`` is
+  read by no launch path at all. :func:`launch_facts` records these raw facts; FD703 judges them.
 """
 
 from __future__ import annotations
@@ -23,7 +38,7 @@ import os
 import re
 import shlex
 from pathlib import Path
-from typing import Optional, Union
+from typing import Mapping, Optional, Union
 
 from .model import ProjectConfig
 
@@ -46,8 +61,11 @@ ENV_TO_OPTION = {
     "TRAIN_BATCH_SIZE": "train_batch_size",
     "TRAINING_SEED": "seed",
 }
-# Read by train.sh for `accelerate launch --dynamo_backend` (ignored by load_env_config).
+# TRAINING_DYNAMO_BACKEND is read by train.sh (accelerate launch --dynamo_backend, only without an
+# accelerate config file); TRAINER_DYNAMO_BACKEND by no launch path (recorded to say so).
 DYNAMO_ENV = ("TRAINING_DYNAMO_BACKEND", "TRAINER_DYNAMO_BACKEND")
+# What train.sh reads from its environment (and config.env) to find the accelerate config.
+LAUNCH_ENV = ("ACCELERATE_CONFIG_PATH", "HF_HOME", "HOME", "ACCELERATE_DYNAMO_BACKEND")
 # Options whose value must be a single string for flexdoctor (and SimpleTuner) to make sense of it.
 STRING_OPTIONS = ("attention_mechanism", "model_family", "model_flavour", "mixed_precision",
                   "base_model_precision", "dynamo_backend", "dynamo_mode", "sageattention_usage")
@@ -85,8 +103,13 @@ def find_config(path: Union[str, Path], env: Optional[str] = None) -> tuple[Path
     raise ConfigError(f"{p}: no config.json, config.toml or config.env here or in {p / 'config'}")
 
 
-def load_config(path: Union[str, Path], env: Optional[str] = None) -> ProjectConfig:
-    """Parse a SimpleTuner config into a :class:`ProjectConfig`; :class:`ConfigError` if malformed."""
+def load_config(path: Union[str, Path], env: Optional[str] = None,
+                environ: Optional[Mapping[str, str]] = None) -> ProjectConfig:
+    """Parse a SimpleTuner config into a :class:`ProjectConfig`; :class:`ConfigError` if malformed.
+
+    ``environ`` is the environment the training would be launched from (default: this process's).
+    """
+    environ = os.environ if environ is None else environ
     file, fmt = find_config(path, env)
     try:
         text = file.read_text(encoding="utf-8")
@@ -113,14 +136,137 @@ def load_config(path: Union[str, Path], env: Optional[str] = None) -> ProjectCon
         value = options.get(key)
         if value is not None and not isinstance(value, (str, int, float)) or isinstance(value, bool):
             raise ConfigError(f"{file}: {key}: expected a single string, got {json.dumps(value)}")
-    if "dynamo_backend" not in options:
-        for name in DYNAMO_ENV:
-            if env_vars.get(name):
-                options["dynamo_backend"] = env_vars[name]
-                sources["dynamo_backend"] = name
     return ProjectConfig(path=str(file), format=fmt, options=options, sources=sources,
                          env={k: v for k, v in env_vars.items() if k.startswith("DIFFUSERS_") or k in DYNAMO_ENV},
-                         env_files=env_files)
+                         env_files=env_files, launch=launch_facts(env_vars, environ, env_files))
+
+
+def launch_facts(env_vars: Mapping[str, str], environ: Mapping[str, str], env_files: list) -> dict:
+    """What train.sh's launch reads, as raw facts (see the module docstring for the code path).
+
+    Keys: ``training_dynamo_backend`` / ``trainer_dynamo_backend`` (value or None) with
+    ``*_source`` (the config.env file or "environment"); ``accelerate_config`` (the yaml train.sh
+    would pass with --config_file, or None) and ``accelerate_config_source``; ``searched`` (the
+    paths looked at); ``accelerate_config_dynamo`` (its dynamo backend as written, None when it
+    names none) or ``accelerate_config_error``; ``accelerate_dynamo_env`` (ACCELERATE_DYNAMO_BACKEND
+    of this environment, which accelerate launch overwrites).
+    """
+    where = env_files[-1] if env_files else None
+
+    def lookup(name: str):
+        # config.env is sourced by train.sh, so its value wins over the calling environment.
+        if name in env_vars:
+            return env_vars[name], where
+        if name in environ:
+            return environ[name], "environment"
+        return None, None
+
+    out: dict = {}
+    for name in DYNAMO_ENV:
+        value, src = lookup(name)
+        out[name.lower()] = value
+        out[name.lower() + "_source"] = src
+    dyn_env = environ.get("ACCELERATE_DYNAMO_BACKEND")
+    out["accelerate_dynamo_env"] = dyn_env
+    explicit, explicit_src = lookup("ACCELERATE_CONFIG_PATH")
+    hf_home = lookup("HF_HOME")[0] or ""
+    home = lookup("HOME")[0] or os.path.expanduser("~")
+    if explicit:  # [[ -z "${ACCELERATE_CONFIG_PATH}" ]] is false: no discovery
+        candidates = [(explicit, "ACCELERATE_CONFIG_PATH")]
+    else:
+        candidates = [(f"{hf_home}/accelerate/default_config.yaml", "HF_HOME"),
+                      (f"{home}/.cache/huggingface/accelerate/default_config.yaml", "HOME")]
+    out["searched"] = [c for c, _ in candidates]
+    chosen = next(((c, s) for c, s in candidates if os.path.isfile(c)), (None, None))
+    out["accelerate_config"], out["accelerate_config_source"] = chosen
+    out["accelerate_config_dynamo"] = None
+    out["accelerate_config_error"] = None
+    if chosen[0] is not None:
+        try:
+            out["accelerate_config_dynamo"] = accelerate_dynamo_backend(Path(chosen[0]))
+        except ConfigError as exc:
+            out["accelerate_config_error"] = str(exc)
+    return out
+
+
+def accelerate_dynamo_backend(path: Path) -> Optional[str]:
+    """The dynamo backend an accelerate config file sets, as accelerate launch reads it:
+    ``dynamo_config: {dynamo_backend: X}`` (``backend`` is accepted too: launch.py prefixes the
+    keys of dynamo_config with ``dynamo_``), or the old top-level ``dynamo_backend: X``
+    (config_args.py ``process_config``). None: it sets none (accelerate then uses ``no``)."""
+    try:
+        text = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise ConfigError(f"{path}: cannot read it ({getattr(exc, 'strerror', None) or exc})") from None
+    data = _load_yaml(path, text)
+    if not isinstance(data, dict):
+        raise ConfigError(f"{path}: not an accelerate config (the top level is not a mapping)")
+    dyn = data.get("dynamo_config")
+    if "dynamo_backend" in data:  # the old format, converted exactly as process_config does
+        old = data["dynamo_backend"]
+        dyn = {} if old == "NO" else {"dynamo_backend": old}
+    if not isinstance(dyn, dict):
+        return None
+    for key in ("dynamo_backend", "backend"):
+        if dyn.get(key) is not None:
+            return str(dyn[key])
+    return None
+
+
+def _load_yaml(path: Path, text: str):
+    try:
+        import yaml  # accelerate itself reads the file with yaml.safe_load
+    except ImportError:
+        return _mini_yaml(path, text)
+    try:
+        return yaml.safe_load(text)
+    except yaml.YAMLError as exc:
+        raise ConfigError(f"{path}: not valid YAML ({str(exc).splitlines()[0]})") from None
+
+
+_YAML_LINE = re.compile(r"^( *)([A-Za-z0-9_.-]+):(?:\s+(.*?))?\s*$")
+
+
+def _mini_yaml(path: Path, text: str) -> dict:
+    """The two-level block mappings ``accelerate config`` writes (yaml.safe_dump), without PyYAML:
+    scalars, ``{}``/``[]`` and ``{key: value}`` flow mappings. Anything else is left out."""
+    out: dict = {}
+    parent: Optional[str] = None
+    for raw in text.splitlines():
+        line = raw.split(" #", 1)[0].rstrip()
+        if not line.strip() or line.lstrip().startswith(("#", "-", "---")):
+            continue
+        m = _YAML_LINE.match(line)
+        if m is None:
+            raise ConfigError(f"{path}: not an accelerate config YAML line: {line[:80]}")
+        indent, key, value = len(m.group(1)), m.group(2), m.group(3)
+        target = out if indent == 0 else out.setdefault(parent or "", {})
+        if indent == 0:
+            parent = key
+        if value is None or value == "":
+            if indent == 0:
+                out[key] = {}
+            continue
+        if not isinstance(target, dict):
+            continue
+        target[key] = _yaml_scalar(value)
+    return out
+
+
+def _yaml_scalar(value: str):
+    v = value.strip()
+    if v.startswith("{") and v.endswith("}"):
+        items = [p.split(":", 1) for p in v[1:-1].split(",") if ":" in p]
+        return {k.strip(): _yaml_scalar(x) for k, x in items}
+    if v in ("[]",):
+        return []
+    if len(v) >= 2 and v[0] == v[-1] and v[0] in "'\"":
+        return v[1:-1]
+    if v.lower() in ("null", "~"):
+        return None
+    if v.lower() in ("true", "false"):
+        return v.lower() == "true"
+    return v
 
 
 def _env_files_for(file: Path) -> list[Path]:

@@ -19,9 +19,11 @@ Sources read (github.com/bghira/SimpleTuner, main at bc8e6ab7, 2026-08; setup.py
 - Compilation: ``--dynamo_backend`` (field registry advanced.py, default ``"no"``; also
   ``dynamo_mode``, ``dynamo_fullgraph``, ``dynamo_dynamic``, ``dynamo_use_regional_compilation``)
   builds Accelerate's ``TorchDynamoPlugin`` in trainer.py, which ``accelerator.prepare`` applies
-  to the model. In config.env, ``TRAINING_DYNAMO_BACKEND`` (and ``TRAINER_DYNAMO_BACKEND``) are
-  ignored by env_file.load_env_config but passed by simpletuner/train.sh to
-  ``accelerate launch --dynamo_backend`` (documentation/OPTIONS.md "Torch Dynamo"). Only
+  to the model. In config.env, ``TRAINING_DYNAMO_BACKEND`` and ``TRAINER_DYNAMO_BACKEND`` are
+  skipped by env_file.load_env_config; simpletuner/train.sh passes ``TRAINING_DYNAMO_BACKEND`` to
+  ``accelerate launch --dynamo_backend`` only when no accelerate config file exists (with one, its
+  ``dynamo_config`` decides), and no launch path reads ``TRAINER_DYNAMO_BACKEND`` (see
+  project/simpletuner.py). Only
   ``inductor`` lowers flex_attention to a fused Triton kernel; the other Dynamo backends run
   flex's unfused reference implementation.
 - Precision: ``--mixed_precision`` choices no|fp16|bf16|fp8 (default bf16, advanced.py);
@@ -95,9 +97,12 @@ def mechanism_kind(mechanism: str) -> str:
 # kernel's own dtype error. flex, native, _native_efficient, _native_math accept fp32.
 HALF_ONLY_BACKENDS = frozenset({
     "flash", "flash_hub", "flash_varlen", "flash_varlen_hub", "flash_4_hub", "_flash_3", "_flash_varlen_3",
-    "_flash_3_hub", "_flash_3_varlen_hub", "aiter_fa2_hub", "_native_cudnn", "_native_flash", "_native_npu",
-    "sage", "sage_hub", "sage_blackwell_hub", "sage_varlen",
+    "_flash_3_hub", "_flash_3_varlen_hub", "aiter", "aiter_fa2_hub", "_native_cudnn", "_native_flash",
+    "_native_npu", "sage", "sage_hub", "sage_blackwell_hub", "sage_varlen",
 })
+# Backends registered with _check_qkv_dtype_bf16 (0.40-0.42: aiter_fa2_hub, whose CK kernel ships
+# bf16 mha_fwd instances only): fp16 raises "Query, key, and value must be bfloat16." too.
+BF16_ONLY_BACKENDS = frozenset({"aiter_fa2_hub"})
 # Backends that need an NVIDIA (CUDA) device: flash-attn kernels, cuDNN/flash SDPA, SageAttention.
 CUDA_ONLY_BACKENDS = HALF_ONLY_BACKENDS - {"_native_npu"} | {
     "_sage_qk_int8_pv_fp8_cuda", "_sage_qk_int8_pv_fp8_cuda_sm90", "_sage_qk_int8_pv_fp16_cuda",
@@ -153,10 +158,11 @@ DISPATCHER_SINCE = (0, 35)
 SIMPLETUNER_MIN_DIFFUSERS = (0, 36)  # SimpleTuner setup.py: diffusers>=0.36.0
 
 # AttentionBackendName values across diffusers 0.35.0-0.42.1, for judging a value statically
-# when diffusers cannot be imported (the installed enum wins whenever it can be read).
+# when diffusers cannot be imported (the installed enum wins whenever it can be read). "aiter"
+# (the aiter package, ROCm) exists in 0.36-0.39; 0.40 replaced it with "aiter_fa2_hub".
 KNOWN_BACKENDS = frozenset({
     "flash", "flash_hub", "flash_varlen", "flash_varlen_hub", "flash_4_hub", "_flash_3", "_flash_varlen_3",
-    "_flash_3_hub", "_flash_3_varlen_hub", "aiter_fa2_hub", "flex", "native", "_native_cudnn",
+    "_flash_3_hub", "_flash_3_varlen_hub", "aiter", "aiter_fa2_hub", "flex", "native", "_native_cudnn",
     "_native_efficient", "_native_flash", "_native_math", "_native_npu", "_native_xla", "sage", "sage_hub",
     "sage_blackwell_hub", "sage_varlen", "_sage_qk_int8_pv_fp8_cuda", "_sage_qk_int8_pv_fp8_cuda_sm90",
     "_sage_qk_int8_pv_fp16_cuda", "_sage_qk_int8_pv_fp16_triton", "xformers",
