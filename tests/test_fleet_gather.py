@@ -109,3 +109,22 @@ def test_outside_a_launcher_is_a_usage_error():
         identity({})
     me = identity({"RANK": "3", "WORLD_SIZE": "8", "LOCAL_RANK": "3", "MASTER_ADDR": "h", "MASTER_PORT": "1"})
     assert (me.rank, me.world, me.checks_node, me.group_rank) == (3, 8, False, None)
+
+
+def test_node_ranks_follow_torchruns_numbering():
+    from flexdoctor.fleet.gather import identity
+
+    env = {"RANK": "0", "WORLD_SIZE": "16", "LOCAL_WORLD_SIZE": "8", "MASTER_ADDR": "h", "MASTER_PORT": "1"}
+    assert identity(env).node_ranks() == [0, 8]
+    assert identity({**env, "LOCAL_WORLD_SIZE": ""}).node_ranks() == list(range(16))
+
+
+def test_a_rank_whose_node_sent_nothing_is_named():
+    from flexdoctor.fleet.gather import Identity, Options, build_report
+
+    import _fleet_nodes as fn
+
+    me = Identity(rank=0, world=4, local_rank=0, group_rank=0, local_world=2)
+    report = build_report({0: fn.report_for("a"), 1: None, 2: None, 3: None}, me, Options(), backend="gloo")
+    assert [(p.path, p.kind) for p in report.problems] == [("rank 2", "no-report")]
+    assert report.exit_code == 1

@@ -123,9 +123,9 @@ def build_report(docs: dict, me: Identity, opts: Options, gather_error: Optional
 
     pairs = [(f"rank {r}", d) for r, d in sorted(docs.items()) if d is not None]
     nodes, problems = from_documents(pairs)
-    if gather_error:  # the node-checking ranks whose report never arrived
-        problems += [FileProblem(f"rank {r}", "no-report", "its report did not arrive")
-                     for r in me.node_ranks() if docs.get(r) is None]
+    # The node-checking ranks whose report never arrived (or whose check crashed).
+    problems += [FileProblem(f"rank {r}", "no-report", "its report did not arrive")
+                 for r in me.node_ranks() if docs.get(r) is None]
     match = bundle_mod.match(opts.bundle, nodes) if opts.bundle else None
     source = f"gather over {me.world} ranks ({backend or '?'})"
     return merge(nodes, problems, ignore=opts.ignore, expect=opts.expect, bundle=match, source=source,
@@ -145,7 +145,12 @@ def run(opts: Options, check: Callable[[], dict], emit: Callable[[FleetReport, d
     except Exception as exc:  # torch missing or broken in the job's own interpreter
         raise GatherError(t("fleet.gather.no_torch", error=f"{type(exc).__name__}: {exc}")) from None
 
-    doc = check() if me.checks_node else None
+    doc = None
+    if me.checks_node:
+        try:
+            doc = check()
+        except Exception as exc:  # a flexdoctor bug on one node: that node reports nothing, the rest go on
+            log(f"flexdoctor fleet gather: rank {me.rank}: the node check failed: {type(exc).__name__}: {exc}")
     backend = _backend(torch, opts.backend)
     state = _State()
 
