@@ -162,6 +162,8 @@ def test_not_run_skips_everything():
     r = results(d)
     assert {v.status for v in r.values()} == {Status.SKIP}
     assert "two or more GPUs" in r["FD904"].message
+    d["deep"] = load_facts_dict("h100").get("deep") or {"device": "cuda"}  # deep ran on one GPU
+    assert "fewer than two GPUs" in results(d)["FD904"].message
 
 
 def test_every_multigpu_check_passes_and_complains_somewhere():

@@ -30,7 +30,8 @@ NO_P2P_FACTOR = 0.5
 def _multi(facts: Facts) -> MultiGpuFacts:
     m = facts.multi_gpu
     if m is None:
-        raise Skip(t("multi-gpu.not_run"))
+        # The deep tier ran and found fewer than two GPUs, or it was not run at all.
+        raise Skip(t("multi-gpu.single" if facts.deep is not None else "multi-gpu.not_run"))
     if isinstance(m, ProbeError):
         raise Skip(t("multi-gpu.failed", error=m.message))
     return m
