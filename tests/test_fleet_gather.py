@@ -34,13 +34,14 @@ def _rank_main(rank: int, world: int, port: int, out: str, stall: str, timeout: 
                       MASTER_ADDR="127.0.0.1", MASTER_PORT=str(port), FLEXDOCTOR_NODE_NAME=f"node{rank}")
     sys.path.insert(0, str(ROOT))
     from flexdoctor.fleet import gather
-    from flexdoctor.fleet.node import check_node
+    from flexdoctor.cli.fleet import _check_node
+    from flexdoctor.policy import Settings
     from flexdoctor.render import fleet_json
 
     def check() -> dict:
         if stall == "check" and rank == world - 1:
             time.sleep(600)  # a node whose check never ends: never reaches the process group
-        return check_node(sys.executable, static=True, with_plugins=False)
+        return _check_node(sys.executable, True, False, Settings())  # what `fleet gather --static` runs
 
     def joined(me) -> None:
         if stall == "collective" and me.rank == world - 1:

@@ -203,7 +203,6 @@ def gather(
     from .. import policy
     from ..cliutil import resolve_python
     from ..fleet import gather as gather_mod
-    from ..fleet.node import check_node, settings_for
 
     _renderer(fmt)
     if backend not in ("auto", "nccl", "gloo"):
@@ -216,7 +215,7 @@ def gather(
         raise _usage_error(f"--reports-dir {reports_dir}: no such directory")
     target = resolve_python(python)
     try:
-        node_settings = settings_for(profile, settings_file)
+        node_settings = _check_settings(profile, settings_file)
     except policy.ConfigError as exc:
         raise _usage_error(str(exc))
     opts = gather_mod.Options(timeout=timeout, backend=backend, ignore=tuple(_ignore(settings_file, ignore)),
@@ -228,11 +227,29 @@ def gather(
         _emit(report, fmt, output, exclude_file, verbose, no_color)
 
     try:
-        code = gather_mod.run(opts, lambda: check_node(target, static=static, deep=deep, settings=node_settings),
-                              emit)
+        code = gather_mod.run(opts, lambda: _check_node(target, static, deep, node_settings), emit)
     except gather_mod.GatherError as exc:
         raise _usage_error(str(exc))
     raise typer.Exit(code)
+
+
+def _check_node(python: str, static: bool, deep: bool, settings) -> dict:
+    """This node's report, exactly as `flexdoctor check --format json` writes it."""
+    from .. import checks, policy, runner
+    from ..render import json_
+    from ._common import _gather
+
+    specs, problems = checks.all_checks()
+    facts = _gather(python, static, progress=False, deep=deep)
+    return json_.to_dict(runner.run(policy.select(specs, settings), facts, plugin_problems=problems,
+                                    settings=settings))
+
+
+def _check_settings(profile: Optional[str], settings_file: Optional[Path]):
+    """The check settings ([tool.flexdoctor], found as `check` finds it) with --profile."""
+    from ._common import _settings
+
+    return _settings(settings_file).with_overrides(profile=profile)
 
 
 def _write_reports(dest: Path, report, docs: dict) -> None:
