@@ -200,6 +200,8 @@ def gather(
 
       torchrun --standalone --nproc-per-node 2 -m flexdoctor fleet gather --backend gloo --static
     """
+    import os
+
     from .. import policy
     from ..cliutil import resolve_python
     from ..fleet import gather as gather_mod
@@ -209,17 +211,21 @@ def gather(
         raise _usage_error(f"--backend {backend}: choose auto, nccl or gloo")
     if deep and static:
         raise _usage_error("--deep runs kernels in the torch runtime: drop --static")
-    _check_output(output)
-    _check_output(exclude_file)
-    if reports_dir is not None and not reports_dir.is_dir():
-        raise _usage_error(f"--reports-dir {reports_dir}: no such directory")
+    # Only rank 0 writes and reads the fleet-wide files: they need to exist on its node alone.
+    rank0 = os.environ.get("RANK", "0") == "0"
+    if rank0:
+        _check_output(output)
+        _check_output(exclude_file)
+        if reports_dir is not None and not reports_dir.is_dir():
+            raise _usage_error(f"--reports-dir {reports_dir}: no such directory")
     target = resolve_python(python)
     try:
         node_settings = _check_settings(profile, settings_file)
     except policy.ConfigError as exc:
         raise _usage_error(str(exc))
     opts = gather_mod.Options(timeout=timeout, backend=backend, ignore=tuple(_ignore(settings_file, ignore)),
-                              expect=tuple(_expect(expect)), bundle=_bundle(bundle))
+                              expect=tuple(_expect(expect)) if rank0 else (),
+                              bundle=_bundle(bundle) if rank0 else None)
 
     def emit(report, docs) -> None:
         if reports_dir is not None:
