@@ -6,8 +6,9 @@ when CUDA is available, else gloo) and the reports travel to rank 0 with ``gathe
 collective path the training job will use carries them, so a node whose NCCL or network is
 broken shows up as a failed or hung collective here, minutes before the real job would hang.
 
-Time box: the collective phase has ``timeout`` seconds (also handed to ``init_process_group``,
-so gloo raises in time). If it has not finished by then, a watchdog thread on rank 0 writes the
+Time box: the collective phase has ``timeout`` seconds (torch's own collective timeout is set a
+minute later, so NCCL's watchdog, which aborts the process, never comes first). If it has not
+finished by then, a watchdog thread on rank 0 writes the
 fleet report from what did arrive (every rank also leaves its report in the rendezvous store
 before the collective, so the reports of the ranks that did get that far are kept), names the
 ranks that never reported, and ends the process with exit 1; the other ranks end too. A hang
@@ -30,6 +31,7 @@ from .merge import merge
 from .model import FileProblem, FleetReport
 
 STORE_PREFIX = "flexdoctor/fleet/report/"
+TORCH_GRACE = 60.0  # seconds torch's collective timeout runs past ours
 _REQUIRED_ENV = ("RANK", "WORLD_SIZE", "MASTER_ADDR", "MASTER_PORT")
 
 
@@ -164,8 +166,12 @@ def run(opts: Options, check: Callable[[], dict], emit: Callable[[FleetReport, d
             docs = _from_store(_store(dist), me.world)
             docs.setdefault(0, doc)
             missing = [r for r in me.node_ranks() if docs.get(r) is None]
-            error = t("fleet.gather.timeout", seconds=f"{opts.timeout:g}", ranks=", ".join(map(str, missing)) or "-") \
-                if reason == "timeout" else reason
+            if reason != "timeout":
+                error = reason
+            elif missing:
+                error = t("fleet.gather.timeout", seconds=f"{opts.timeout:g}", ranks=", ".join(map(str, missing)))
+            else:
+                error = t("fleet.gather.timeout_all", seconds=f"{opts.timeout:g}")
             try:
                 emit(build_report(docs, me, opts, gather_error=error, backend=backend), docs)
             finally:
@@ -176,7 +182,7 @@ def run(opts: Options, check: Callable[[], dict], emit: Callable[[FleetReport, d
             sys.stderr.flush()
 
     def watchdog() -> None:
-        if not state.done.wait(opts.timeout + 15.0):
+        if not state.done.wait(opts.timeout):
             give_up("timeout")
             os._exit(1)  # a thread stuck in a collective cannot be interrupted any other way
 
@@ -185,7 +191,9 @@ def run(opts: Options, check: Callable[[], dict], emit: Callable[[FleetReport, d
     try:
         if backend == "nccl":
             torch.cuda.set_device(me.local_rank)
-        dist.init_process_group(backend=backend, timeout=timedelta(seconds=opts.timeout))
+        # torch's own collective timeout comes after the watchdog: NCCL's watchdog aborts the
+        # process on a timeout, which would leave no report behind.
+        dist.init_process_group(backend=backend, timeout=timedelta(seconds=opts.timeout + TORCH_GRACE))
         store = _store(dist)
         if store is not None and doc is not None:
             try:  # so a rank that gets this far is reported even if the collective then hangs
