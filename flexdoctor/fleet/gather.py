@@ -32,6 +32,7 @@ from .model import FileProblem, FleetReport
 
 STORE_PREFIX = "flexdoctor/fleet/report/"
 TORCH_GRACE = 60.0  # seconds torch's collective timeout runs past ours
+FOLLOWER_GRACE = 30.0  # seconds the other ranks wait past rank 0's time box
 _REQUIRED_ENV = ("RANK", "WORLD_SIZE", "MASTER_ADDR", "MASTER_PORT")
 
 
@@ -182,7 +183,9 @@ def run(opts: Options, check: Callable[[], dict], emit: Callable[[FleetReport, d
             sys.stderr.flush()
 
     def watchdog() -> None:
-        if not state.done.wait(opts.timeout):
+        # Rank 0 gives up first and writes the report; the others a little later, so their exit
+        # never looks to rank 0 like a crashed peer.
+        if not state.done.wait(opts.timeout if me.rank == 0 else opts.timeout + FOLLOWER_GRACE):
             give_up("timeout")
             os._exit(1)  # a thread stuck in a collective cannot be interrupted any other way
 
