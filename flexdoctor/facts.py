@@ -214,6 +214,20 @@ class ToolchainFacts:
 
 
 @dataclass(frozen=True)
+class PathStat:
+    """One directory (or symbolic link) on the way to a cache, as ``lstat`` saw it: what
+    :func:`flexdoctor.safety.judge` decides a cache location's safety from."""
+
+    path: str
+    uid: int
+    mode: int  # permission bits (st_mode & 0o7777)
+    # target: the cache dir itself; ancestor: its nearest existing ancestor (the cache does not
+    # exist yet and will be created inside it); parent: a directory above either, up to /;
+    # link: a symbolic link named in the path (whoever owns it can re-point it).
+    role: str = "parent"
+
+
+@dataclass(frozen=True)
 class CacheLocation:
     """One compile cache directory as the filesystem sees it (probes/cache.py, no torch import)."""
 
@@ -230,6 +244,11 @@ class CacheLocation:
     mode: Optional[int] = None  # permission bits (st_mode & 0o7777)
     free_bytes: Optional[int] = None
     size_bytes: Optional[int] = None  # None: not measured (too many files or too slow)
+    # What safety.judge needs: the cache dir (or its nearest existing ancestor, when it does not
+    # exist yet), every directory above it up to /, and the symlinks named on the way.
+    # None: not gathered (facts recorded before flexdoctor 0.x recorded it; FD504 then judges
+    # owner_uid/mode alone).
+    chain: Optional[list[PathStat]] = None
 
 
 @dataclass(frozen=True)

@@ -8,7 +8,7 @@ import json
 import pytest
 
 from flexdoctor import checks, runner
-from flexdoctor.facts import (CacheFacts, CacheLocation, CacheManifest, Facts, GpuDevice, GpuFacts,
+from flexdoctor.facts import (CacheFacts, CacheLocation, CacheManifest, Facts, GpuDevice, GpuFacts, PathStat,
                               ProbeError, TorchStaticFacts)
 from flexdoctor.model import Status
 
@@ -68,13 +68,54 @@ def test_disk_space(free, status):
 
 @pytest.mark.parametrize("change, status, words", [
     ({}, Status.PASS, "yours"),
-    ({"owner_uid": 0}, Status.FAIL, "owned by uid 0"),
+    # root is trusted, as in OpenSSH's StrictModes (a root-owned dir it cannot write is FD502's)
+    ({"owner_uid": 0}, Status.PASS, "yours"),
+    ({"owner_uid": 1234}, Status.FAIL, "owned by uid 1234"),
     ({"mode": 0o777}, Status.FAIL, "world-writable"),
     ({"mode": 0o775}, Status.FAIL, "group-"),
+    ({"mode": 0o1777}, Status.FAIL, "world-writable"),  # sticky does not help the cache dir itself
 ])
 def test_permissions(change, status, words):
     r = run("FD504", facts(dataclasses.replace(GOOD_LOC, **change)))
     assert r.status == status and words in r.message
+
+
+def _chain(*rows):
+    return [PathStat(p, uid, mode, role) for p, uid, mode, role in rows]
+
+
+HOME_CHAIN = [("/home", 0, 0o755, "parent"), ("/", 0, 0o755, "parent")]
+
+
+@pytest.mark.parametrize("rows, status, words, kb", [
+    ([("/home/me/.cache/torchinductor", 1000, 0o700, "target"), ("/home/me/.cache", 1000, 0o755, "parent"),
+      ("/home/me", 1000, 0o750, "parent")] + HOME_CHAIN, Status.PASS, "yours", None),
+    # a world-writable parent without the sticky bit: the cache can be renamed away and replaced
+    ([("/data/cache", 1000, 0o700, "target"), ("/data", 0, 0o777, "parent"), ("/", 0, 0o755, "parent")],
+     Status.FAIL, "/data (0o777)", "FDE960"),
+    # /tmp (1777, sticky) is a fine parent
+    ([("/tmp/torchinductor_me", 1000, 0o755, "target"), ("/tmp", 0, 0o1777, "parent"), ("/", 0, 0o755, "parent")],
+     Status.PASS, "yours", None),
+    # not created yet: judged by the directory it will be created in
+    ([("/shared", 0, 0o777, "ancestor"), ("/", 0, 0o755, "parent")], Status.FAIL, "/shared", "FDE960"),
+    ([("/tmp", 0, 0o1777, "ancestor"), ("/", 0, 0o755, "parent")], Status.PASS, "yours", None),
+    # a parent another user owns
+    ([("/home/bob/cache", 1000, 0o700, "target"), ("/home/bob", 1001, 0o755, "parent")] + HOME_CHAIN,
+     Status.FAIL, "owned by uid 1001", "FDE960"),
+    # a symbolic link another user owns, on the way
+    ([("/tmp/link", 1001, 0o777, "link"), ("/home/me/c", 1000, 0o700, "target")] + HOME_CHAIN,
+     Status.FAIL, "symbolic link /tmp/link", "FDE960"),
+    # the user's own group-writable cache dir: chmod is the fix
+    ([("/home/me/c", 1000, 0o770, "target")] + HOME_CHAIN, Status.FAIL, "group-", "FDE953"),
+])
+def test_permissions_walk_the_path_up_to_root(rows, status, words, kb):
+    r = run("FD504", facts(dataclasses.replace(GOOD_LOC, chain=_chain(*rows))))
+    assert r.status == status and words in r.message, r.message
+    if kb:
+        assert r.fix.kb == kb
+    if kb == "FDE960":
+        assert r.fix.commands == ("mkdir -p -m 700 $HOME/.cache/torchinductor",
+                                  "export TORCHINDUCTOR_CACHE_DIR=$HOME/.cache/torchinductor")
 
 
 def test_freshness_never_fresh_stale_unreadable():
@@ -120,3 +161,13 @@ def test_same_torch_with_and_without_local_version_tag_is_fresh():
     assert mf.compare(old, dict(old, torch="2.11.0")) == []
     assert mf.compare(old, dict(old, torch="2.12.0"))[0][0] == "torch"
     assert mf.compare(old, dict(old, torch_git="deadbeef"))[0][0] == "torch build"
+
+
+def test_permissions_skip_a_kernel_cache_aten_will_never_create():
+    aten = dataclasses.replace(GOOD_LOC, kind="aten", path="/shared/k", source="PYTORCH_KERNEL_CACHE_PATH",
+                               exists=False, chain=_chain(("/shared", 0, 0o777, "ancestor"), ("/", 0, 0o755, "parent")))
+    f = facts()
+    f = dataclasses.replace(f, cache=dataclasses.replace(f.cache, aten=aten))
+    assert run("FD504", f).status == Status.PASS
+    inductor = dataclasses.replace(aten, kind="inductor", source="TORCHINDUCTOR_CACHE_DIR")  # torch does create it
+    assert run("FD504", facts(inductor)).status == Status.FAIL

@@ -1,5 +1,6 @@
-"""clear-cache safety: dangerous roots, look-alikes, symlinks out of the cache, a running
-warm-cache, non-interactive use without --yes, unreadable entries, and the harmless second run."""
+"""clear-cache: the command end to end (exit codes, prompts, the lock) and the plan/execute
+layer (dangerous roots, races between the listing and the deletion). The folder-shape fault
+matrix is tests/test_fault_matrix_clear.py."""
 
 from __future__ import annotations
 
@@ -10,26 +11,33 @@ from pathlib import Path
 
 import pytest
 
+import _caches as C
 from flexdoctor.cache import clear, locations
 
 FD = [sys.executable, "-m", "flexdoctor"]
+ROOT = Path(__file__).resolve().parents[1]
 
 
-def fd(*args: str, env: dict | None = None, stdin: str | None = None) -> subprocess.CompletedProcess:
-    e = dict(os.environ)
+def fd(*args: str, env: dict | None = None, cwd: Path | None = None) -> subprocess.CompletedProcess:
+    e = {k: v for k, v in os.environ.items() if not k.startswith(("TORCHINDUCTOR_", "TRITON_", "PYTORCH_KERNEL"))}
+    e.update(PYTHONPATH=str(ROOT))
     e.update(env or {})
-    return subprocess.run(FD + list(args), capture_output=True, text=True, timeout=120, env=e,
-                          input=stdin if stdin is not None else "")
+    return subprocess.run(FD + list(args), capture_output=True, text=True, timeout=120, env=e, input="", cwd=cwd)
 
 
 def _inductor(root: Path) -> Path:
-    (root / "fxgraph" / "ab" / "fabkey").mkdir(parents=True)
-    (root / "fxgraph" / "ab" / "fabkey" / "entry").write_bytes(b"x" * 1000)
-    (root / "aotautograd").mkdir()
+    """An Inductor cache as torch 2.13 lays it out (names and contents; see identify.py)."""
+    shard = root / "ab"
+    shard.mkdir(parents=True)
+    (shard / ("cab" + "c" * 49 + ".py")).write_text("# AOT ID: ['0_inference']\nimport torch\n")
+    (shard / ("cab" + "d" * 49 + ".so")).write_bytes(C.ELF)
+    data = b"\x80\x04\x95torch._inductor.output_code" + b"x" * 1000
+    key = root / "fxgraph" / "ab" / ("fab" + "e" * 49)
+    key.mkdir(parents=True)
+    (key / clear.identify._digest(data)).write_bytes(data)
     (root / "locks").mkdir()
-    (root / "ab").mkdir()
-    (root / "ab" / "cabxyz.py").write_text("print(1)\n")
-    (root / locations.MANIFEST_NAME).write_text('{"fingerprint": {}}')
+    (root / "locks" / ("cab" + "c" * 49 + ".lock")).write_text("")
+    (root / locations.MANIFEST_NAME).write_text('{"format": 1, "flexdoctor_version": "0.1"}')
     return root
 
 
@@ -38,25 +46,30 @@ def _env(root: Path, tmp: Path) -> dict:
             "PYTORCH_KERNEL_CACHE_PATH": str(tmp / "no-aten")}
 
 
-def test_deletes_reports_bytes_and_second_run_is_a_no_op(tmp_path):
+# --------------------------------------------------------------------------- the command
+
+def test_deletes_reports_bytes_and_second_run_is_nothing_to_clear(tmp_path):
     root = _inductor(tmp_path / "torchinductor_me")
     res = fd("clear-cache", "--yes", env=_env(root, tmp_path))
     assert res.returncode == 0, res.stdout + res.stderr
     assert "freed" in res.stdout and "bytes" in res.stdout
-    assert root.is_dir() and [p.name for p in root.iterdir()] in ([], [locations.LOCK_NAME])
+    assert root.is_dir() and list(root.iterdir()) == []  # no lock file left either
     again = fd("clear-cache", "--yes", env=_env(root, tmp_path))
-    assert again.returncode == 0 and "nothing to delete" in again.stdout
+    assert again.returncode == 0 and "nothing to clear" in again.stdout
+    assert list(root.iterdir()) == []
 
 
-def test_dry_run_deletes_nothing(tmp_path):
+def test_dry_run_deletes_nothing_and_lists_every_entry(tmp_path):
     root = _inductor(tmp_path / "torchinductor_me")
-    before = sorted(p for p in root.rglob("*"))
+    before = C.snapshot(tmp_path)
     res = fd("clear-cache", "--dry-run", env=_env(root, tmp_path))
     assert res.returncode == 0 and "would free" in res.stdout
-    assert sorted(p for p in root.rglob("*")) == before
+    for unit in ("ab/", "fxgraph/", "locks/", locations.MANIFEST_NAME):
+        assert f"  delete {unit}" in res.stdout.splitlines()
+    assert C.snapshot(tmp_path) == before
 
 
-def test_not_interactive_without_yes_refuses(tmp_path):
+def test_not_interactive_without_yes_is_a_usage_error(tmp_path):
     root = _inductor(tmp_path / "torchinductor_me")
     res = fd("clear-cache", env=_env(root, tmp_path))
     assert res.returncode == 2
@@ -64,59 +77,15 @@ def test_not_interactive_without_yes_refuses(tmp_path):
     assert (root / "fxgraph").exists()
 
 
-@pytest.mark.parametrize("path", ["/", "~", "/tmp", "/usr", "/home"])
-def test_dangerous_roots_are_refused(path, tmp_path):
-    env = _env(Path(os.path.expanduser(path)), tmp_path)
-    targets = clear.plan(["inductor"], env)
-    assert targets[0].refused and not targets[0].items
+@pytest.mark.parametrize("value, words", [("", "empty path"), ("   ", "empty path"), ("typo", "no such directory")])
+def test_bad_cache_dir_is_a_usage_error(tmp_path, value, words):
+    res = fd("clear-cache", "--dry-run", "--cache-dir", value, cwd=tmp_path)
+    assert res.returncode == 2 and words in res.stderr and "Traceback" not in res.stderr
 
 
-def test_parent_of_home_is_refused():
-    assert clear.dangerous(os.path.dirname(os.path.expanduser("~"))) is not None
-
-
-def test_a_dir_that_is_not_a_cache_is_refused(tmp_path):
-    project = tmp_path / "myproject"
-    (project / ".git").mkdir(parents=True)
-    (project / "train.py").write_text("...")
-    (project / "fxgraph").mkdir()  # even with a marker, .git says it is a project
-    targets = clear.plan(["inductor"], _env(project, tmp_path))
-    assert "does not look like" in targets[0].refused
-    plain = tmp_path / "data"
-    (plain / "images").mkdir(parents=True)
-    targets = clear.plan(["inductor"], _env(plain, tmp_path))
-    assert "does not look like" in targets[0].refused
-    res = fd("clear-cache", "--inductor", "--yes", env=_env(plain, tmp_path))
-    assert res.returncode == 1 and (plain / "images").is_dir()
-
-
-def test_symlinks_pointing_outside_are_unlinked_not_followed(tmp_path):
-    outside = tmp_path / "precious"
-    outside.mkdir()
-    (outside / "keep.txt").write_text("keep")
+def test_refuses_while_warm_cache_holds_the_cache_and_creates_no_lock_file(tmp_path):
     root = _inductor(tmp_path / "torchinductor_me")
-    os.symlink(outside, root / "ab" / "link_dir")
-    os.symlink(outside / "keep.txt", root / "zz")
-    os.symlink(outside, root / "fxgraph" / "cd")
-    res = fd("clear-cache", "--inductor", "--yes", env=_env(root, tmp_path))
-    assert res.returncode == 0, res.stdout + res.stderr
-    assert (outside / "keep.txt").read_text() == "keep"
-    assert not os.path.lexists(root / "zz") and not os.path.lexists(root / "ab")
-
-
-def test_cache_root_that_is_a_symlink_is_resolved_and_checked(tmp_path):
-    real = _inductor(tmp_path / "torchinductor_real")
-    link = tmp_path / "link"
-    os.symlink(real, link)
-    targets = clear.plan(["inductor"], _env(link, tmp_path))
-    assert not targets[0].refused and all(str(real) in i for i in targets[0].items)
-    home_link = tmp_path / "homelink"
-    os.symlink(os.path.expanduser("~"), home_link)
-    assert clear.plan(["inductor"], _env(home_link, tmp_path))[0].refused
-
-
-def test_refuses_while_warm_cache_holds_the_lock(tmp_path):
-    root = _inductor(tmp_path / "torchinductor_me")
+    names = sorted(p.name for p in root.iterdir())
     with clear.shared(str(root)):  # what a running warm-cache holds
         res = fd("clear-cache", "--yes", env=_env(root, tmp_path))
         assert res.returncode == 1 and "warm-cache is running" in res.stderr
@@ -124,25 +93,47 @@ def test_refuses_while_warm_cache_holds_the_lock(tmp_path):
         with pytest.raises(clear.Refused):
             with clear.exclusive(str(root)):
                 pass
+    assert sorted(p.name for p in root.iterdir()) == names
+
+
+def test_an_older_flexdoctors_lock_file_is_respected(tmp_path):
+    import fcntl
+
+    root = _inductor(tmp_path / "torchinductor_me")
+    lock = root / locations.LOCK_NAME
+    lock.write_text("")
+    with open(lock) as fh:
+        fcntl.flock(fh, fcntl.LOCK_SH)  # an older warm-cache
+        with pytest.raises(clear.Refused):
+            with clear.exclusive(str(root)):
+                pass
+    with clear.exclusive(str(root)):
+        pass
+
+
+def test_exclusive_creates_nothing_where_there_is_no_cache(tmp_path):
+    with clear.exclusive(str(tmp_path / "absent")):
+        pass
+    assert not (tmp_path / "absent").exists()
 
 
 @pytest.mark.skipif(hasattr(os, "geteuid") and os.geteuid() == 0, reason="root can delete anything")
-def test_unreadable_entries_are_reported_not_fatal(tmp_path):
+def test_entries_that_cannot_be_removed_are_reported_not_fatal(tmp_path):
     root = _inductor(tmp_path / "torchinductor_me")
     locked = root / "fxgraph" / "ab"
     locked.chmod(0o500)
     try:
         res = fd("clear-cache", "--inductor", "--yes", env=_env(root, tmp_path))
         assert res.returncode == 1 and "could not delete" in res.stdout
-        assert not (root / "aotautograd").exists()
+        assert not (root / "ab").exists()
     finally:
         locked.chmod(0o700)
 
 
-def test_unreadable_entries_with_a_failing_remover(tmp_path, monkeypatch):
+def test_a_failing_remover_is_reported(tmp_path, monkeypatch):
     """Same as above for root (which can delete anything): the remover fails on one entry."""
     root = _inductor(tmp_path / "torchinductor_me")
-    targets = clear.plan(["inductor"], _env(root, tmp_path))
+    plan = clear.plan(["inductor"], _env(root, tmp_path))
     real_unlink = os.unlink
 
     def unlink(path, *a, **k):
@@ -151,50 +142,77 @@ def test_unreadable_entries_with_a_failing_remover(tmp_path, monkeypatch):
         return real_unlink(path, *a, **k)
 
     monkeypatch.setattr(os, "unlink", unlink)
-    out = clear.delete(targets)
-    assert any("Permission denied" in e for e in out.errors)
-    assert out.deleted == len(targets[0].items) - 1 and out.freed > 0
+    out = clear.execute(plan)
+    assert (locations.MANIFEST_NAME, "os", "Permission denied") in out.errors
+    assert out.deleted == plan.count - 1 and out.freed > 0
 
 
-def test_triton_and_aten_look_alikes(tmp_path):
-    tri = tmp_path / "triton"
-    (tri / ("A" * 52)).mkdir(parents=True)
-    (tri / ("A" * 52) / "k.json").write_text("{}")
-    aten = tmp_path / "kernels"
-    aten.mkdir()
-    (aten / "kernel_abc.cubin").write_bytes(b"1")
-    env = {"TORCHINDUCTOR_CACHE_DIR": str(tmp_path / "none"), "TRITON_CACHE_DIR": str(tri),
-           "PYTORCH_KERNEL_CACHE_PATH": str(aten)}
-    t = {x.kind: x for x in clear.plan(["triton", "aten"], env)}
-    assert not t["triton"].refused and len(t["triton"].items) == 1
-    assert not t["aten"].refused and len(t["aten"].items) == 1
-    (tri / "notes.txt").write_text("mine")
-    (aten / "subdir").mkdir()
-    t = {x.kind: x for x in clear.plan(["triton", "aten"], env)}
-    assert t["triton"].refused and t["aten"].refused
+# --------------------------------------------------------------------------- plan and execute
+
+@pytest.mark.parametrize("path", ["/", "~", "/tmp", "/usr", "/home", "~/.cache"])
+def test_dangerous_roots_are_refused(path, tmp_path):
+    env = _env(Path(os.path.expanduser(path)), tmp_path)
+    cp = clear.plan(["inductor"], env).caches[0]
+    assert cp.state == "refused" and not cp.units
 
 
-def test_a_project_dir_with_a_cache_subfolder_is_not_an_inductor_cache(tmp_path):
+def test_parent_of_home_is_refused():
+    assert clear.dangerous(os.path.dirname(os.path.expanduser("~"))) is not None
+
+
+def test_a_project_dir_with_a_cache_subfolder_loses_nothing(tmp_path):
     """Found in review: a directory holding cache/ next to the user's data/ and models/ was
-    accepted and emptied. Everything in it must be Inductor's, or nothing is deleted."""
-    import os
-    import subprocess
-    import sys
-
+    emptied. Now nothing in it is torch's, so nothing goes."""
     proj = tmp_path / "proj"
     (proj / "cache").mkdir(parents=True)
     (proj / "data").mkdir()
     (proj / "data" / "train.csv").write_text("important")
     (proj / "models").mkdir()
     (proj / "models" / "ckpt.pt").write_text("weights")
-    env = dict(os.environ, TORCHINDUCTOR_CACHE_DIR=str(proj), PYTHONPATH=str(Path(__file__).resolve().parents[1]))
-    done = subprocess.run([sys.executable, "-m", "flexdoctor", "clear-cache", "--inductor", "--yes"],
-                          capture_output=True, text=True, env=env, timeout=60)
-    assert (proj / "data" / "train.csv").read_text() == "important"
-    assert (proj / "models" / "ckpt.pt").exists()
-    assert "refused" in done.stdout + done.stderr
+    res = fd("clear-cache", "--inductor", "--yes", env=_env(proj, tmp_path))
+    assert res.returncode == 0 and "nothing to clear" in res.stdout
+    assert (proj / "data" / "train.csv").read_text() == "important" and (proj / "models" / "ckpt.pt").exists()
+    assert "kept: not written by torch: data" in res.stdout
 
 
-def test_cache_dir_typo_is_a_usage_error(tmp_path):
-    res = fd("clear-cache", "--dry-run", "--cache-dir", str(tmp_path / "typo"), env=dict(os.environ))
-    assert res.returncode == 2 and "no such directory" in res.stderr
+def test_a_unit_swapped_for_a_link_after_listing_is_not_followed(tmp_path):
+    precious = tmp_path / "precious"
+    (precious / "ab").mkdir(parents=True)
+    (precious / "ab" / ("cab" + "c" * 49 + ".py")).write_text("same name, not the cache")
+    root = _inductor(tmp_path / "torchinductor_me")
+    plan = clear.plan(["inductor"], _env(root, tmp_path))
+    import shutil
+
+    shutil.rmtree(root / "ab")
+    os.symlink(precious / "ab", root / "ab")  # swapped between the listing and the deletion
+    out = clear.execute(plan)
+    assert (precious / "ab" / ("cab" + "c" * 49 + ".py")).exists()
+    assert any(word == "changed" for _, word, _ in out.errors)
+
+
+def test_a_file_added_to_a_unit_after_listing_stays(tmp_path):
+    root = _inductor(tmp_path / "torchinductor_me")
+    plan = clear.plan(["inductor"], _env(root, tmp_path))
+    (root / "ab" / "new-notes.txt").write_text("written after the listing")
+    out = clear.execute(plan)
+    assert (root / "ab" / "new-notes.txt").read_text() == "written after the listing"
+    assert "ab" in out.caches[0].left and not list((root / "ab").glob("c*"))
+
+
+def test_cache_dir_replaced_after_listing_is_not_touched(tmp_path):
+    root = _inductor(tmp_path / "torchinductor_me")
+    plan = clear.plan(["inductor"], _env(root, tmp_path))
+    root.rename(tmp_path / "moved")
+    _inductor(root)  # a different directory now has the name
+    out = clear.execute(plan)
+    assert out.errors == [(".", "changed", "")] and (root / "fxgraph").exists()
+
+
+def test_empty_variables_as_their_writers_read_them(tmp_path):
+    plan = clear.plan(list(clear.KINDS), {"TORCHINDUCTOR_CACHE_DIR": "", "TRITON_CACHE_DIR": "",
+                                          "PYTORCH_KERNEL_CACHE_PATH": "", "HOME": str(tmp_path)})
+    by = {c.kind: c for c in plan.caches}
+    assert (by["inductor"].state, by["inductor"].why) == ("refused", "blank-cwd")
+    assert by["triton"].path.endswith(os.path.join(".triton", "cache"))  # Triton's default, not the cwd
+    assert (by["aten"].state, by["aten"].why) == ("off", "blank-off")
+    assert plan.lock_root is None

@@ -1,270 +1,413 @@
-"""``flexdoctor clear-cache``: delete compile caches, safely.
+"""``flexdoctor clear-cache``: delete what torch, Inductor, Triton and ATen wrote, and nothing else.
 
-Safety rules, each one tested:
-- never ``/``, the home directory, a directory that holds the home directory, a system
-  directory, or the temporary directory itself;
-- only a directory that looks like the cache it claims to be (Inductor: ``torchinductor_*`` or
-  its own sub-directories; Triton: hash-named kernel directories; ATen: a ``kernels`` directory
-  of files), and nothing that looks like a project or a home (``.git``, ``.ssh``, ...);
-- the cache's own root path is resolved once; inside it symlinks are removed as links, never
-  followed (``rmtree`` on Python 3 uses the fd-based, symlink-safe walk);
-- an exclusive lock on the Inductor root: a running ``warm-cache`` (shared lock) makes
-  clear-cache refuse instead of deleting under it;
-- entries that cannot be read or removed are reported and skipped; a second run is a no-op.
+``plan`` surveys each chosen cache with the rules of ``identify`` (name AND content, from the
+writers' sources) and returns a typed :class:`Plan`; ``execute`` deletes exactly the files and
+directories of the plan's units and returns an :class:`Outcome`. Words live in the renderer
+(render/clear_view.py, locale/en.clear.toml).
+
+Safety rules, each one tested (tests/test_cache_clear.py, tests/test_fault_matrix_clear.py):
+- only identified entries are deleted; hidden files, unknown names, symbolic links, sockets and
+  a folder holding anything unidentified are kept and listed;
+- never ``/``, the home directory or a directory holding it, a system directory, the temporary
+  directory itself; never the current directory because a variable is set but empty;
+- the cache dir is resolved once and checked again by device and inode before deleting;
+  deletion works relative to directory descriptors opened without following symlinks, and
+  removes only the files the plan lists (a file that appeared since is left, with its folder);
+- an exclusive ``flock`` on the cache dir itself (no lock file is ever created): a running
+  ``warm-cache`` holds it shared, and clear-cache refuses instead of deleting under it;
+- nothing is created anywhere: a refused or absent directory is left exactly as it was.
 """
 
 from __future__ import annotations
 
 import contextlib
+import errno
 import os
-import re
-import shutil
 import stat
-import sys
 import tempfile
 from dataclasses import dataclass, field
 from typing import Iterator, Optional
 
-from . import locations
-from .manifest import size_of
+from . import identify, locations
+from .survey import Survey, Unit, walk
 
-# Anything like this inside a "cache" means it is somebody's project or home: refuse.
-RED_FLAGS = {".git", ".hg", ".svn", ".ssh", ".gnupg", ".bashrc", ".profile", ".zshrc", ".config",
-             ".local", "pyproject.toml", "setup.py", "setup.cfg", "Makefile", "package.json",
-             "Documents", "Desktop", "Downloads", "node_modules", ".venv", "venv", "bin", "etc", "usr"}
-# Every top-level name Inductor itself creates under its cache dir (torch/_inductor codecache,
-# cpp_builder, aoti, cutlass; torch/_functorch autograd cache; torch/_dynamo), besides the
-# two-character hash directories that hold generated code.
-INDUCTOR_NAMES = {"fxgraph", "aotautograd", "triton", "locks", "cache", "dynamo", "gcc", "torch_cutlass",
-                  "unhashed_kernel_inputs", "precompiled_headers", "aoti_eager", "cudagraph", "kernel",
-                  locations.MANIFEST_NAME}
-# Names that prove it: "cache" or "locks" alone are too common to mean Inductor.
-INDUCTOR_PROOF = {"fxgraph", "aotautograd", "triton", "precompiled_headers", locations.MANIFEST_NAME}
-_HASH_DIR = re.compile(r"^[a-z0-9]{2}$")
-_HASHY = re.compile(r"^[A-Za-z0-9_=-]{20,}$")
+KINDS = ("inductor", "triton", "aten", "manifest")
+# Set but empty, these make the writer use the job's current directory (see locations.py).
+CWD_VARS = {"TORCHINDUCTOR_CACHE_DIR", "TRITON_HOME"}
 _SYSTEM = ("/", "/bin", "/boot", "/dev", "/etc", "/home", "/lib", "/lib64", "/opt", "/proc", "/root",
            "/run", "/sbin", "/srv", "/sys", "/tmp", "/usr", "/var", "/var/tmp", "/var/cache", "/mnt", "/media")
 
 
 class Refused(Exception):
-    """clear-cache will not touch this target; the message says why."""
+    """clear-cache will not delete now (a warm-cache holds the cache); the message says why."""
+
+
+class _Changed(OSError):
+    """A planned entry is no longer what the plan saw (a link or a new directory in its place)."""
 
 
 @dataclass
-class Target:
-    kind: str  # inductor | triton | aten | manifest
+class CachePlan:
+    """One cache: where it is, and what clear-cache would delete and keep there.
+
+    ``state``: ready (units to delete), empty (nothing of the writer's there), absent (no such
+    directory), off (the writer keeps no cache), refused (see ``why``), with-inductor (the
+    manifest goes with the Inductor cache).
+    """
+
+    kind: str
     path: str
     source: str
-    items: list = field(default_factory=list)  # absolute paths to delete
-    bytes: int = 0
-    refused: Optional[str] = None
-    note: Optional[str] = None
+    state: str = "absent"
+    why: Optional[str] = None  # a reason word for refused/off (render/clear_view words it)
+    why_args: dict = field(default_factory=dict)
+    notes: list = field(default_factory=list)  # (word, args) shown under the cache
+    root: Optional[str] = None  # the resolved directory the survey walked
+    root_id: Optional[tuple] = None  # its (st_dev, st_ino), checked again before deleting
+    survey: Survey = field(default_factory=Survey)
+
+    @property
+    def units(self) -> list:
+        return self.survey.units
+
+    @property
+    def kept(self) -> list:
+        return self.survey.kept
+
+    @property
+    def bytes(self) -> int:
+        return self.survey.bytes
+
+
+@dataclass
+class Plan:
+    caches: list
+    lock_root: Optional[str] = None  # the Inductor cache dir a warm-cache would hold
+
+    @property
+    def count(self) -> int:
+        """How many units (files or folders) the plan deletes, over all caches."""
+        return sum(len(c.units) for c in self.caches)
+
+    @property
+    def bytes(self) -> int:
+        return sum(c.bytes for c in self.caches)
+
+    @property
+    def refused(self) -> list:
+        return [c for c in self.caches if c.state == "refused"]
+
+
+@dataclass
+class CacheOutcome:
+    kind: str
+    freed: int = 0
+    deleted: int = 0  # units removed completely
+    errors: list = field(default_factory=list)  # (rel, word, detail): word "os" (detail: strerror) or "changed"
+    left: list = field(default_factory=list)  # rel of directories that gained entries since the plan
 
 
 @dataclass
 class Outcome:
-    freed: int = 0
-    deleted: int = 0
-    errors: list = field(default_factory=list)  # "path: reason"
+    plan: Plan
+    caches: list = field(default_factory=list)
 
+    @property
+    def freed(self) -> int:
+        return sum(c.freed for c in self.caches)
+
+    @property
+    def deleted(self) -> int:
+        return sum(c.deleted for c in self.caches)
+
+    @property
+    def errors(self) -> list:
+        return [e for c in self.caches for e in c.errors]
+
+
+# --------------------------------------------------------------------------- planning
 
 def _real(path: str) -> str:
     return os.path.realpath(os.path.abspath(os.path.expanduser(path)))
 
 
 def dangerous(path: str) -> Optional[str]:
-    """Why ``path`` must never be cleared, or None."""
+    """Why ``path`` must never be cleared (a reason word), or None."""
     real = _real(path)
     home = _real("~")
     if real == "/" or real in {_real(p) for p in _SYSTEM}:
-        return "a system directory"
+        return "system"
     if real == home:
-        return "the home directory"
+        return "home"
     if home.startswith(real.rstrip("/") + "/"):
-        return "it contains the home directory"
+        return "holds-home"
     if real in {_real(tempfile.gettempdir()), _real(os.path.join(home, ".cache"))}:
-        return "a shared temporary or cache directory, not a compile cache"
+        return "shared"
     if real.count("/") < 2:
-        return "a top-level directory"
+        return "top-level"
     return None
 
 
-def _children(path: str) -> list[os.DirEntry]:
-    with os.scandir(path) as it:
-        return list(it)
+def _refuse(cp: CachePlan, why: str, **args: object) -> CachePlan:
+    cp.state, cp.why, cp.why_args = "refused", why, args
+    return cp
 
 
-def looks_like(kind: str, path: str, children: list[os.DirEntry]) -> Optional[str]:
-    """Why ``path`` does not look like a ``kind`` cache, or None when it does."""
-    names = {c.name for c in children}
-    flags = sorted(names & RED_FLAGS)
-    if flags:
-        return f"it holds {', '.join(flags[:3])}, which no compile cache does"
-    if kind in ("inductor", "manifest"):
-        # Everything in it must be Inductor's: one foreign entry (data/, models/, a README) means
-        # this is not (only) a cache, and clearing it would delete the user's files.
-        foreign = sorted(c.name for c in children
-                         if c.name not in INDUCTOR_NAMES and not c.name.startswith(".")
-                         and not _HASH_DIR.match(c.name))
-        if foreign:
-            return f"it holds {', '.join(foreign[:3])}, which Inductor does not create"
-        hash_dirs = any(c.is_dir(follow_symlinks=False) and _HASH_DIR.match(c.name) for c in children)
-        if not children or names & INDUCTOR_PROOF or hash_dirs or \
-                os.path.basename(path.rstrip("/")).startswith("torchinductor"):
-            return None
-        return "it has none of Inductor's directories (fxgraph, aotautograd, triton, hash-named code dirs)"
-    if kind == "triton":
-        dirs = [c for c in children if c.is_dir(follow_symlinks=False)]
-        if dirs and all(_HASHY.match(c.name) for c in dirs) and not any(
-                c.is_file(follow_symlinks=False) and not c.name.startswith(".") for c in children
-                if c.name != locations.LOCK_NAME):
-            return None
-        return "its entries are not Triton's hash-named kernel directories"
-    if kind == "aten":
-        if all(not c.is_dir(follow_symlinks=False) for c in children):
-            return None
-        return "it holds directories; ATen's kernel cache holds only files"
-    return "unknown cache kind"
+def _open_root(cp: CachePlan) -> Optional[str]:
+    """Resolve and vet the cache dir; sets a refusal on ``cp`` and returns None when unusable."""
+    why = dangerous(cp.path)
+    if why:
+        _refuse(cp, why, path=cp.path)
+        return None
+    if not os.path.lexists(cp.path):
+        return None  # absent: nothing to do, nothing created
+    real = _real(cp.path)
+    why = dangerous(real)
+    if why:
+        _refuse(cp, why, path=real)
+        return None
+    try:
+        st = os.stat(real)
+    except OSError as exc:
+        _refuse(cp, "unreadable", path=real, error=exc.strerror or str(exc))
+        return None
+    if not stat.S_ISDIR(st.st_mode):
+        _refuse(cp, "not-a-directory", path=real)
+        return None
+    cp.root, cp.root_id = real, (st.st_dev, st.st_ino)
+    return real
 
 
-def plan(kinds: list[str], env: Optional[dict] = None) -> list[Target]:
-    """What each chosen cache would lose. Refusals are recorded on the target, not raised."""
+def plan_one(kind: str, loc: locations.Location) -> CachePlan:
+    """Survey one cache of ``kind`` at ``loc``."""
+    cp = CachePlan(kind, loc.path, loc.source)
+    if loc.blank in CWD_VARS:
+        return _refuse(cp, "blank-cwd", var=loc.blank, path=loc.path)
+    if not loc.path:
+        cp.state, cp.why = "off", "blank-off"
+        return cp
+    if loc.blank:
+        cp.notes.append(("blank", {"var": loc.blank}))
+    root = _open_root(cp)
+    if root is None:
+        return cp
+    cp.survey = walk(root, identify.ROOT_RULES[kind])
+    cp.state = "ready" if cp.units else "empty"
+    if kind != "manifest" and not cp.units and cp.kept and loc.source != "default":
+        cp.notes.append(("nothing-of-torch", {"var": loc.source}))
+    return cp
+
+
+def _drop_overlaps(caches: list) -> None:
+    """A cache dir inside another one chosen too (TRITON_CACHE_DIR under the Inductor dir): its
+    entries are deleted once, by the outer cache, and counted once."""
+    claimed: list = []
+    for cp in caches:
+        if cp.root is None:
+            continue
+        inside = [c for c in claimed if cp.root == c or cp.root.startswith(c.rstrip("/") + "/")]
+        if inside:
+            cp.survey, cp.state = Survey(), "inside"
+            cp.why_args = {"outer": inside[0]}
+            continue
+        claimed.append(cp.root)
+
+
+def plan(kinds: list, env: Optional[dict] = None) -> Plan:
+    """What each chosen cache would lose. Refusals are recorded on the cache, not raised."""
     env = dict(os.environ if env is None else env)
     ind = locations.inductor(env)
-    locs = {"inductor": ind, "triton": locations.triton(env), "aten": locations.aten(env)}
-    out: list[Target] = []
-    for kind in kinds:
-        if kind == "manifest":
-            mpath = locations.manifest_path(ind.path)
-            t = Target("manifest", mpath, ind.source)
-            if "inductor" in kinds:
-                t.note = "removed with the Inductor cache"
-            elif os.path.lexists(mpath):
-                why = dangerous(ind.path)
-                if why:
-                    t.refused = f"{ind.path} is {why}"
-                elif not os.path.isfile(mpath) or os.path.islink(mpath):
-                    t.refused = "the manifest is not a regular file"
-                else:
-                    t.items, t.bytes = [mpath], size_of(mpath)
-            out.append(t)
+    locs = {"inductor": ind, "triton": locations.triton(env), "aten": locations.aten(env), "manifest": ind}
+    caches = []
+    for kind in [k for k in KINDS if k in kinds]:
+        if kind == "manifest" and "inductor" in kinds:
+            caches.append(CachePlan("manifest", locations.manifest_path(ind.path), ind.source, "with-inductor"))
             continue
-        loc = locs[kind]
-        t = Target(kind, loc.path, loc.source)
-        out.append(t)
-        if kind == "triton" and loc.source == "default" and "inductor" in kinds:
-            t.note = "Triton kernels compiled under Inductor live in the Inductor cache's triton/ directory"
-        why = dangerous(loc.path)
-        if why:
-            t.refused = f"{loc.path} is {why}"
-            continue
-        if not os.path.lexists(loc.path):
-            continue
-        if not os.path.isdir(loc.path):
-            t.refused = f"{loc.path} is not a directory"
-            continue
-        real = _real(loc.path)
-        why = dangerous(real)
-        if why:
-            t.refused = f"{loc.path} resolves to {real}, which is {why}"
-            continue
-        try:
-            children = _children(real)
-        except OSError as exc:
-            t.refused = f"cannot read {real}: {exc.strerror or exc}"
-            continue
-        why = looks_like(kind, real, children)
-        if why and children:
-            t.refused = f"{real} does not look like the {kind} cache: {why}"
-            continue
-        for c in children:
-            if c.name == locations.LOCK_NAME:
-                continue
-            t.items.append(c.path)
-            t.bytes += size_of(c.path)
-    return out
+        cp = plan_one(kind, locs[kind])
+        if kind == "triton" and cp.source == "default" and "inductor" in kinds:
+            cp.notes.append(("triton-under-inductor", {}))
+        caches.append(cp)
+    _drop_overlaps(caches)
+    return Plan(caches, lock_root=ind.path if not ind.blank else None)
+
+
+# --------------------------------------------------------------------------- locking
+
+_DIR_FLAGS = os.O_RDONLY | getattr(os, "O_DIRECTORY", 0) | getattr(os, "O_NOFOLLOW", 0)
 
 
 @contextlib.contextmanager
-def exclusive(root: str) -> Iterator[None]:
-    """Hold the cache's flexdoctor lock exclusively, or raise Refused when a warm-cache holds it."""
-    with _lock(root, exclusive=True, wait=False):
-        yield
-
-
-@contextlib.contextmanager
-def shared(root: str) -> Iterator[None]:
-    """Held by warm-cache for its whole run (several warm-caches may share it)."""
-    with _lock(root, exclusive=False, wait=True):
-        yield
-
-
-@contextlib.contextmanager
-def _lock(root: str, exclusive: bool, wait: bool) -> Iterator[None]:
+def _flock(path: str, exclusive: bool, wait: bool) -> Iterator[bool]:
+    """flock on the directory itself: no lock file is ever created. Yields whether it is held
+    (False where the filesystem or platform cannot lock: the safety rules still apply)."""
     try:
         import fcntl
-    except ImportError:  # Windows: no advisory locks; the safety checks still apply
+    except ImportError:  # Windows: no advisory locks
+        yield False
+        return
+    try:
+        fd = os.open(path, _DIR_FLAGS)
+    except OSError:
+        yield False
+        return
+    try:
+        mode = (fcntl.LOCK_EX if exclusive else fcntl.LOCK_SH) | (0 if wait else fcntl.LOCK_NB)
+        try:
+            fcntl.flock(fd, mode)
+        except BlockingIOError:
+            raise Refused("warm-cache-running") from None
+        except OSError:  # e.g. ENOLCK on a filesystem without locks
+            yield False
+            return
+        yield True
+    finally:
+        os.close(fd)
+
+
+@contextlib.contextmanager
+def _legacy_lock(root: str) -> Iterator[None]:
+    """flexdoctor releases before this one locked <root>/.flexdoctor.lock: respect a running
+    one, without ever creating the file."""
+    try:
+        import fcntl
+
+        fd = os.open(os.path.join(root, locations.LOCK_NAME), os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0))
+    except (ImportError, OSError):
         yield
         return
-    path = os.path.join(root, locations.LOCK_NAME)
     try:
-        if not exclusive:
-            os.makedirs(root, exist_ok=True)
-        elif not os.path.isdir(root):
-            yield  # nothing there: nothing to protect
-            return
-        fd = os.open(path, os.O_RDWR | os.O_CREAT | getattr(os, "O_NOFOLLOW", 0), 0o600)
-    except OSError as exc:
-        if exclusive:
-            raise Refused(f"cannot take the lock {path}: {exc.strerror or exc}")
-        yield  # warm-cache still works without the lock (read-only parent?): it just cannot be protected
-        return
-    try:
-        flags = fcntl.LOCK_EX if exclusive else fcntl.LOCK_SH
         try:
-            fcntl.flock(fd, flags | (0 if wait else fcntl.LOCK_NB))
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:
-            raise Refused("a flexdoctor warm-cache is running on this cache (it holds "
-                          f"{path}); wait for it to finish")
+            raise Refused("warm-cache-running") from None
+        except OSError:
+            pass
         yield
     finally:
         os.close(fd)
 
 
-def delete(targets: list[Target]) -> Outcome:
-    """Delete the planned items. Symlinks are unlinked, never followed; errors are collected."""
-    out = Outcome()
+@contextlib.contextmanager
+def exclusive(root: str) -> Iterator[None]:
+    """Held by clear-cache while it deletes; raises Refused when a warm-cache holds ``root``.
+    A directory that does not exist is not created (nothing to protect)."""
+    if not os.path.isdir(root):
+        yield
+        return
+    with _flock(root, exclusive=True, wait=False), _legacy_lock(root):
+        yield
 
-    def onerror(func, path, exc_info) -> None:  # noqa: ANN001 - shutil's callback signature
-        exc = exc_info[1]
-        out.errors.append(f"{path}: {getattr(exc, 'strerror', None) or exc}")
 
-    for t in targets:
-        if t.refused:
-            continue
-        for item in t.items:
-            size = size_of(item)
-            try:
-                st = os.lstat(item)
-            except FileNotFoundError:
-                continue
-            except OSError as exc:
-                out.errors.append(f"{item}: {exc.strerror or exc}")
-                continue
-            errors_before = len(out.errors)
-            try:
-                if stat.S_ISDIR(st.st_mode):
-                    if sys.version_info >= (3, 12):
-                        shutil.rmtree(item, onexc=lambda f, p, e: onerror(f, p, (type(e), e, None)))
-                    else:
-                        shutil.rmtree(item, onerror=onerror)
-                else:
-                    os.unlink(item)  # a file or a symlink (the link itself)
-            except OSError as exc:
-                out.errors.append(f"{item}: {exc.strerror or exc}")
-            if not os.path.lexists(item):
-                out.freed += size
-                out.deleted += 1
-            elif len(out.errors) > errors_before:
-                out.freed += max(size - size_of(item), 0)
+@contextlib.contextmanager
+def shared(root: str) -> Iterator[None]:
+    """Held by warm-cache for its whole run (several warm-caches may share it). The caller
+    creates ``root`` first (warm-cache makes a missing --cache-dir with mode 0700)."""
+    with _flock(root, exclusive=False, wait=True):
+        yield
+
+
+# --------------------------------------------------------------------------- deleting
+
+_HAS_DIR_FD = {os.open, os.unlink, os.rmdir, os.stat} <= os.supports_dir_fd
+
+
+def _open_parent(root_fd: int, rel: str) -> tuple:
+    """(fd of rel's parent directory, rel's last name), walking without following symlinks."""
+    parts = rel.split("/")
+    fd = os.dup(root_fd)
+    try:
+        for part in parts[:-1]:
+            nxt = os.open(part, _DIR_FLAGS, dir_fd=fd)
+            os.close(fd)
+            fd = nxt
+    except BaseException:
+        os.close(fd)
+        raise
+    return fd, parts[-1]
+
+
+def _unlink(root: str, root_fd: Optional[int], rel: str) -> None:
+    """Remove one planned file: only if it is still a regular file (a link swapped in stays)."""
+    if root_fd is None or not _HAS_DIR_FD:
+        path = os.path.join(root, rel)
+        if not stat.S_ISREG(os.lstat(path).st_mode):
+            raise _Changed()
+        os.unlink(path)
+        return
+    fd, name = _open_parent(root_fd, rel)
+    try:
+        if not stat.S_ISREG(os.stat(name, dir_fd=fd, follow_symlinks=False).st_mode):
+            raise _Changed()
+        os.unlink(name, dir_fd=fd)
+    finally:
+        os.close(fd)
+
+
+def _rmdir(root: str, root_fd: Optional[int], rel: str) -> None:
+    if root_fd is None or not _HAS_DIR_FD:
+        os.rmdir(os.path.join(root, rel))
+        return
+    fd, name = _open_parent(root_fd, rel)
+    try:
+        os.rmdir(name, dir_fd=fd)
+    finally:
+        os.close(fd)
+
+
+def _error(exc: OSError) -> tuple:
+    if isinstance(exc, _Changed) or exc.errno in (errno.ELOOP, errno.ENOTDIR):
+        return ("changed", "")  # O_NOFOLLOW met a link where the plan saw a directory
+    return ("os", exc.strerror or str(exc))
+
+
+def _remove(cp: CachePlan, root_fd: Optional[int], unit: Unit, out: CacheOutcome) -> None:
+    for rel, size in unit.files:
+        try:
+            _unlink(cp.root, root_fd, rel)
+            out.freed += size
+        except FileNotFoundError:
+            pass
+        except OSError as exc:
+            out.errors.append((rel,) + _error(exc))
+    for rel in unit.dirs:
+        try:
+            _rmdir(cp.root, root_fd, rel)
+        except FileNotFoundError:
+            pass
+        except OSError as exc:
+            if exc.errno in (errno.ENOTEMPTY, errno.EEXIST):
+                out.left.append(rel)  # something appeared in it since the plan: it stays
+            else:
+                out.errors.append((rel,) + _error(exc))
+    if not os.path.lexists(os.path.join(cp.root, unit.rel)):
+        out.deleted += 1
+
+
+def _execute_one(cp: CachePlan) -> CacheOutcome:
+    out = CacheOutcome(cp.kind)
+    if cp.state != "ready":
+        return out
+    try:
+        root_fd = os.open(cp.root, _DIR_FLAGS)
+    except OSError as exc:
+        out.errors.append((".",) + _error(exc))
+        return out
+    try:
+        st = os.fstat(root_fd)
+        if (st.st_dev, st.st_ino) != cp.root_id:
+            out.errors.append((".", "changed", ""))
+            return out
+        for unit in cp.units:
+            _remove(cp, root_fd, unit, out)
+    finally:
+        os.close(root_fd)
+    return out
+
+
+def execute(p: Plan) -> Outcome:
+    """Delete exactly the plan's units; raises Refused while a warm-cache holds the Inductor dir."""
+    out = Outcome(p)
+    with exclusive(p.lock_root) if p.lock_root else contextlib.nullcontext():
+        for cp in p.caches:
+            out.caches.append(_execute_one(cp))
     return out

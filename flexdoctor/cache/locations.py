@@ -9,6 +9,18 @@
 - ATen's NVRTC/jiterator kernel cache (aten/src/ATen/native/cuda/jit_utils.cpp):
   ``$PYTORCH_KERNEL_CACHE_PATH``, else ``$XDG_CACHE_HOME/torch/kernels``, else
   ``~/.cache/torch/kernels``. Unrelated to flex_attention, listed so users can find it.
+
+A variable that is set but empty is not the same as an unset one, and each writer differs
+(read in torch 2.13, triton 3.6/3.8, jit_utils.cpp; ``blank`` marks these locations):
+- ``TORCHINDUCTOR_CACHE_DIR=``: torch takes ``os.path.abspath("")``, the current directory of
+  the job (verified on torch 2.13: ``cache_dir()`` returns the cwd).
+- ``TRITON_CACHE_DIR=``: triton <= 3.3 (runtime/cache.py ``os.getenv(...).strip() or
+  default_cache_dir()``) falls back to the default; triton 3.4+ (knobs ``cache.dir`` is "")
+  raises "Could not create or locate cache dir" and writes nothing. Either way not the cwd:
+  the default location is the one that can hold entries.
+- ``TRITON_HOME=``: ``os.path.join("", ".triton", "cache")``, relative to the job's cwd.
+- ``PYTORCH_KERNEL_CACHE_PATH=``: ATen's ``get_cache_dir`` gets "" and cannot create it: the
+  kernel cache is off (``path`` is "").
 """
 
 from __future__ import annotations
@@ -26,8 +38,9 @@ LOCK_NAME = ".flexdoctor.lock"
 @dataclass(frozen=True)
 class Location:
     kind: str  # inductor | triton | aten
-    path: str
+    path: str  # "" when the writer keeps no cache at all (PYTORCH_KERNEL_CACHE_PATH=)
     source: str  # the environment variable that set it, or "default"
+    blank: Optional[str] = None  # a variable set but empty that decided (or was passed over for) this path
 
 
 def _user() -> str:
@@ -39,11 +52,17 @@ def _user() -> str:
     return re.sub(r'[\\/:*?"<>|]', "_", name)
 
 
+def _blank(value: Optional[str]) -> bool:
+    return value is not None and not value.strip()
+
+
 def inductor(env: Optional[Mapping[str, str]] = None) -> Location:
     env = os.environ if env is None else env
     value = env.get("TORCHINDUCTOR_CACHE_DIR")
     if value is not None:
-        return Location("inductor", os.path.abspath(os.path.expanduser(value)), "TORCHINDUCTOR_CACHE_DIR")
+        # cache_dir_utils.cache_dir: os.path.abspath(value) -- "" is the current directory
+        return Location("inductor", os.path.abspath(os.path.expanduser(value)), "TORCHINDUCTOR_CACHE_DIR",
+                        blank="TORCHINDUCTOR_CACHE_DIR" if _blank(value) else None)
     # tempfile.gettempdir() honours TMPDIR/TEMP/TMP of *this* process; the caller passes the
     # same environment the training job gets, so both agree.
     return Location("inductor", os.path.join(tempfile.gettempdir(), "torchinductor_" + _user()), "default")
@@ -53,22 +72,29 @@ def triton(env: Optional[Mapping[str, str]] = None) -> Location:
     """Triton's own cache (used when Triton runs outside Inductor, or TRITON_CACHE_DIR is set)."""
     env = os.environ if env is None else env
     value = env.get("TRITON_CACHE_DIR")
-    if value is not None:
+    passed_over = "TRITON_CACHE_DIR" if _blank(value) else None
+    if value is not None and not passed_over:
         return Location("triton", os.path.abspath(os.path.expanduser(value)), "TRITON_CACHE_DIR")
     home = env.get("TRITON_HOME")
     if home is not None:
-        return Location("triton", os.path.join(os.path.expanduser(home), ".triton", "cache"), "TRITON_HOME")
-    return Location("triton", os.path.join(os.path.expanduser("~/"), ".triton", "cache"), "default")
+        blank = "TRITON_HOME" if _blank(home) else passed_over
+        path = os.path.abspath(os.path.join(os.path.expanduser(home), ".triton", "cache"))
+        return Location("triton", path, "TRITON_HOME", blank=blank)
+    return Location("triton", os.path.join(os.path.expanduser("~/"), ".triton", "cache"), "default",
+                    blank=passed_over)
 
 
 def aten(env: Optional[Mapping[str, str]] = None) -> Location:
     env = os.environ if env is None else env
     value = env.get("PYTORCH_KERNEL_CACHE_PATH")
-    if value:
+    if value is not None:
+        if not value:  # get_cache_dir: access("") fails, the directory cannot be made: no cache
+            return Location("aten", "", "PYTORCH_KERNEL_CACHE_PATH", blank="PYTORCH_KERNEL_CACHE_PATH")
         return Location("aten", os.path.abspath(os.path.expanduser(value)), "PYTORCH_KERNEL_CACHE_PATH")
     xdg = env.get("XDG_CACHE_HOME")
-    if xdg:
-        return Location("aten", os.path.join(os.path.expanduser(xdg), "torch", "kernels"), "XDG_CACHE_HOME")
+    if xdg is not None:  # get_cache_dir: std::string(XDG_CACHE_HOME) + "/torch/kernels"
+        return Location("aten", os.path.abspath(os.path.expanduser(xdg) + "/torch/kernels"), "XDG_CACHE_HOME",
+                        blank="XDG_CACHE_HOME" if not xdg else None)
     return Location("aten", os.path.join(os.path.expanduser("~"), ".cache", "torch", "kernels"), "default")
 
 

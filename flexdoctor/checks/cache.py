@@ -8,12 +8,13 @@ import shlex
 from typing import Optional
 
 from .. import knowledge as kb
+from .. import safety
 from ..cache import envflags
 from ..cache import manifest as mf
-from ..facts import Facts, ProbeError, Skip, ok, require
+from ..facts import Facts, PathStat, ProbeError, Skip, ok, require
 from ..model import Finding
-from . import _util as u
 from ..text import t
+from . import _util as u
 from .base import check, fail, passed, skip, warn
 
 GIB = 1 << 30
@@ -149,39 +150,75 @@ def cache_disk_space(facts: Facts) -> Finding:
     return passed("cache-disk-space.pass", **kw)
 
 
+# Where a cache of each kind can move when its place is unsafe (the variable each writer reads).
+SAFE_HOME = {"inductor": ("TORCHINDUCTOR_CACHE_DIR", "$HOME/.cache/torchinductor"),
+             "triton": ("TRITON_CACHE_DIR", "$HOME/.triton/cache"),
+             "aten": ("PYTORCH_KERNEL_CACHE_PATH", "$HOME/.cache/torch/kernels")}
+
+
+def location_verdict(loc, uid: Optional[int]) -> Optional[safety.Verdict]:
+    """safety.judge over the rows the probe recorded; facts recorded without them are judged
+    by the cache dir's own owner and mode. None: nothing to judge."""
+    if loc is None or not loc.path:
+        return None
+    if loc.kind == "aten" and loc.source == "PYTORCH_KERNEL_CACHE_PATH" and not loc.exists:
+        return None  # jit_utils.cpp get_cache_dir never creates the directory named there: no cache
+    if loc.chain is not None:
+        return safety.judge(loc.chain, uid)
+    if loc.exists and loc.owner_uid is not None and loc.mode is not None:
+        return safety.judge([PathStat(loc.path, loc.owner_uid, loc.mode, role="target")], uid)
+    return None
+
+
+def unsafe_fix(kind: str, verdict: safety.Verdict, uid: Optional[int]):
+    """chmod when the user owns the one offending dir (the cache itself); else move the cache."""
+    if verdict.reason == "writable-by-others" and verdict.uid == uid:
+        return kb.fix("cache-unsafe-permissions", path=shlex.quote(verdict.path))
+    var, home = SAFE_HOME.get(kind, SAFE_HOME["inductor"])
+    return kb.fix("cache-unsafe-path", var=var, dir=home)
+
+
+def _key(v: safety.Verdict) -> str:
+    name = "shared_writable" if v.reason == "writable-by-others" else v.reason.replace("-", "_")
+    return f"cache-permissions.{name}"
+
+
+def unsafe_message(kind: str, loc_path: str, v: safety.Verdict, uid: Optional[int]) -> str:
+    return t(_key(v), kind=kind, path=loc_path, offender=v.path, owner=v.uid, uid=uid, mode=v.mode_text)
+
+
 @check("FD504", "cache-permissions", area="cache")
 def cache_permissions(facts: Facts) -> Finding:
-    """What it checks: that each existing compile cache dir (Inductor, Triton, ATen kernels) is
-    owned by the current user and is not group- or world-writable.
+    """What it checks: that each compile cache (Inductor, Triton, ATen kernels) is safe to
+    compile into: the cache dir is owned by you (or root) and not group- or world-writable, and
+    every directory above it up to / is owned by you or root and not writable by others unless
+    it has the sticky bit (as /tmp has); symbolic links on the way are owned by you or root.
+    A cache that does not exist yet is judged by the directory it will be created in. This is
+    the walk OpenSSH's StrictModes makes for authorized_keys.
 
     Why it matters: Inductor unpickles cache entries and imports generated code from its cache
-    dir; Triton and ATen load compiled kernels from theirs. A dir owned by someone else, or one
-    others can write to, lets them run code in your training job. The default dir
-    /tmp/torchinductor_<user> is predictable, so on a shared machine another user can create it
-    first.
+    dir; Triton and ATen load compiled kernels from theirs. A dir owned by someone else, one
+    others can write to, or one others can rename away and replace lets them run code in your
+    training job. The default dir /tmp/torchinductor_<user> is predictable, so on a shared
+    machine another user can create it first.
 
-    How to fix: use a cache dir you own with mode 700 (TORCHINDUCTOR_CACHE_DIR), or remove the
-    foreign one and let torch recreate it.
+    How to fix: chmod go-w a cache dir you own; otherwise keep the cache under a directory only
+    you can write (mkdir -m 700, then TORCHINDUCTOR_CACHE_DIR / TRITON_CACHE_DIR /
+    PYTORCH_KERNEL_CACHE_PATH). warm-cache refuses an unsafe cache with the same fix.
     """
     c = _cache(facts)
     problems = []
     for loc in (c.inductor, c.triton, c.aten):
-        if loc is None or not loc.exists or loc.mode is None:
-            continue
-        if c.uid is not None and loc.owner_uid is not None and loc.owner_uid != c.uid:
-            problems.append(("owner", loc))
-        elif loc.mode & 0o022:
-            problems.append(("mode", loc))
-    if problems:
-        why, loc = problems[0]
-        fix = kb.fix("cache-unsafe-permissions", path=shlex.quote(loc.path))
-        details = [f"{l.kind}: {l.path} (owner uid {l.owner_uid}, mode {oct(l.mode or 0)})" for _, l in problems]
-        if why == "owner":
-            return fail("cache-permissions.foreign_owner", fix, details=details, kind=loc.kind, path=loc.path,
-                        owner=loc.owner_uid, uid=c.uid)
-        return fail("cache-permissions.shared_writable", fix, details=details, kind=loc.kind, path=loc.path,
-                    mode=oct(loc.mode or 0))
-    return passed("cache-permissions.pass")
+        v = location_verdict(loc, c.uid)
+        if v is not None and not v.safe:
+            problems.append((loc, v))
+    if not problems:
+        return passed("cache-permissions.pass")
+    loc, v = problems[0]
+    details = [unsafe_message(l.kind, l.path, x, c.uid) for l, x in problems[1:]]
+    return fail(_key(v), unsafe_fix(loc.kind, v, c.uid),
+                details=details, kind=loc.kind, path=loc.path, offender=v.path, owner=v.uid, uid=c.uid,
+                mode=v.mode_text)
 
 
 @check("FD505", "cache-freshness", area="cache")

@@ -20,6 +20,7 @@ from ..cliutil import resolve_python
 from ..cliutil import split as _split
 from ..cliutil import usage_error as _usage_error
 from ._common import _console, _interactive, _size
+from ._safety import guard_cache_dirs
 
 
 def _secs(v: Optional[float]) -> str:
@@ -304,10 +305,7 @@ def warm_cache(
     if off:
         raise _usage_error(f"compile caching is turned off by {', '.join(off)}: warming cannot help "
                            "(your training run would not read the cache either); unset it first")
-    try:
-        os.makedirs(root, exist_ok=True)
-    except OSError as exc:
-        raise _usage_error(f"cache dir {root}: {exc.strerror or exc}")
+    guard_cache_dirs(root)  # the FD504 verdict (exit 2 when unsafe); a missing dir is made 0700
     if not os.access(root, os.W_OK | os.X_OK):
         raise _usage_error(f"cache dir {root} is not writable")
 
@@ -474,4 +472,3 @@ def _print_fixes(console, ids: list) -> None:
         console.print(f"    {entry.id} {entry.title}: {fix.summary}")
         for cmd in fix.commands:
             console.print(f"      $ {cmd}", markup=False)
-

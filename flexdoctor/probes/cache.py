@@ -9,6 +9,7 @@ import shutil
 import time
 from typing import Optional
 
+from .. import safety
 from ..cache import locations
 from ..cache import manifest as mf
 from ..facts import CacheFacts, CacheLocation, CacheManifest, ProbeError
@@ -31,8 +32,19 @@ def _size(path: str, deadline: float) -> Optional[int]:
     return total
 
 
+def _chain(path: str) -> list:
+    """The rows safety.judge decides from ([]: a directory on the way could not be stat'ed,
+    which judge calls cannot-inspect)."""
+    try:
+        return safety.inspect(path)
+    except OSError:
+        return []
+
+
 def location(loc: locations.Location, deadline: float) -> CacheLocation:
     path = loc.path
+    if not path:  # the writer keeps no cache (PYTORCH_KERNEL_CACHE_PATH set but empty)
+        return CacheLocation(kind=loc.kind, path=path, source=loc.source, exists=False)
     exists = os.path.isdir(path)
     anchor = path if exists else locations.existing_ancestor(path)
     mount, fs_type, options = locations.mount_of(anchor)
@@ -61,6 +73,7 @@ def location(loc: locations.Location, deadline: float) -> CacheLocation:
         mode=mode,
         free_bytes=free,
         size_bytes=_size(path, deadline) if exists else 0,
+        chain=_chain(path),
     )
 
 
