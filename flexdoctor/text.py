@@ -133,26 +133,3 @@ def placeholders(template: str) -> frozenset[str]:
         return frozenset(name for _, name, _, _ in _FIELD.parse(template) if name)
     except ValueError:  # unbalanced braces: compare as written
         return frozenset({"<unbalanced braces>"})
-
-
-def english_words() -> dict[str, str]:
-    """Every English text a translation must cover: the catalogues and the knowledge base."""
-    from .knowledge import english_words as kb_words
-
-    return {**catalog("en"), **kb_words()}
-
-
-def audit(lang: str) -> dict[str, list[str]]:
-    """What the ``lang`` catalogue lacks or gets wrong against English, key by key.
-
-    ``missing``: English keys with no translation; ``placeholders``: keys whose ``{names}`` differ
-    from the English ones; ``extra``: keys English no longer has (stale, safe to delete).
-    """
-    english = english_words()
-    words = catalog(lang)
-    return {
-        "missing": sorted(k for k in english if not words.get(k)),
-        "placeholders": sorted(k for k in english if words.get(k)
-                               and placeholders(words[k]) != placeholders(english[k])),
-        "extra": sorted(k for k in words if k not in english),
-    }

@@ -39,3 +39,42 @@ def _english_reports(monkeypatch):
     text.set_language(None)
     yield
     text.set_language(None)
+
+
+# ------------------------------------------------------------------ printed pip commands (wheels)
+
+
+def parse_pip_install(command: str):
+    """A printed ``... pip install ...`` command split as a POSIX shell would (shlex) and parsed by
+    pip's own ``install`` option parser: unknown flags or a flag without its value fail the test.
+    Returns (options, requirement strings)."""
+    import shlex
+
+    from pip._internal.commands import create_command
+
+    argv = shlex.split(command)
+    assert "install" in argv, command
+    i = argv.index("install")
+    assert i > 0 and argv[i - 1] == "pip", f"not a pip install command: {command}"
+    options, args = create_command("install", isolated=True).parse_args(argv[i + 1:])  # no pip.conf / PIP_*
+    return options, args
+
+
+def torch_pin_of(command: str):
+    """(torch version pinned with ==, wheel variant from --index-url or None, companions) of a
+    printed torch install command; every requirement must parse as a PEP 508 requirement."""
+    from packaging.requirements import Requirement
+
+    from flexdoctor import wheels
+
+    options, args = parse_pip_install(command)
+    reqs = [Requirement(a) for a in args]
+    torch = [r for r in reqs if r.name == "torch"]
+    assert len(torch) == 1, command
+    pins = [s.version for s in torch[0].specifier if s.operator == "=="]
+    variant = None  # PyPI (pip's default index)
+    if options.index_url.startswith(wheels.INDEX + "/"):
+        variant = options.index_url[len(wheels.INDEX) + 1:]
+    else:
+        assert options.index_url == "https://pypi.org/simple", command
+    return (pins[0] if pins else None), variant, [r for r in reqs if r.name != "torch"]

@@ -21,9 +21,10 @@ def _case(**kw):
     return b.Case(**base)
 
 
-def test_flops_halved_for_causal_and_3_5x_for_fwdbwd():
+def test_flops_halved_for_causal_and_3_5x_for_fwdbwd(monkeypatch):
     import importlib.util
 
+    monkeypatch.syspath_prepend(str(b.WORKER.parent))  # as when run as a file: `import _wire` finds its sibling
     spec = importlib.util.spec_from_file_location("bw", b.WORKER)
     bw = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(bw)

@@ -12,8 +12,8 @@ import re
 
 import pytest
 
-from conftest import facts_fixture_names, load_facts, load_facts_dict
-from flexdoctor import checks, knowledge, runner
+from conftest import facts_fixture_names, load_facts, load_facts_dict, torch_pin_of
+from flexdoctor import checks, knowledge, runner, wheels
 from flexdoctor.facts import FACTS_SCHEMA_VERSION, Facts, ProbeError, ok
 from flexdoctor.model import Status
 
@@ -283,7 +283,11 @@ def test_rtx5090_with_torch26():
     ptxas = result("rtx5090_torch26", "FD303")
     assert ptxas.fix.kb == knowledge.get("triton-too-old-for-blackwell").id
     assert "3.2.0" in ptxas.message
-    assert "torch>=2.7" in all_commands(ptxas)
+    # The newest release with a wheel that carries sm_120 and runs on this CUDA 12.9 driver.
+    version, variant, _ = torch_pin_of(all_commands(ptxas))
+    release = wheels.table().release(version)
+    assert release.key >= (2, 7) and variant.startswith("cu12")
+    assert wheels.carries(release.variant("linux-x86_64", variant).archs, (12, 0))
 
 
 def test_hidden_gpus_name_the_variable():
@@ -334,7 +338,14 @@ def test_python_too_new_for_dynamo():
 
 def test_no_torch_fix_matches_the_driver():
     r = result("no_torch", "FD201")
-    assert "download.pytorch.org/whl/cu128" in all_commands(r)  # driver supports CUDA 12.8
+    version, variant, _ = torch_pin_of(all_commands(r))
+    # The driver supports CUDA 12.8: a CUDA 12 wheel, of the newest release that still has one
+    # carrying the GPU's sm_86 (cu128 stopped at 2.11, cu126 goes on), never a cu13x one.
+    assert variant.startswith("cu12")
+    fitting = [rel for rel in wheels.table().releases
+               if any(v.startswith("cu12") and wheels.carries(a.archs, (8, 6))
+                      for v, a in rel.variants["linux-x86_64"].items()) and rel.python_ok((3, 10), "linux-x86_64")]
+    assert version == fitting[0].version
 
 
 def test_torch_too_old_for_flex():

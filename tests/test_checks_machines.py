@@ -8,7 +8,8 @@ import copy
 import json
 from pathlib import Path
 
-from flexdoctor import checks, runner
+from conftest import torch_pin_of
+from flexdoctor import checks, runner, wheels
 from flexdoctor.facts import Facts
 from flexdoctor.model import Status
 
@@ -67,12 +68,15 @@ def test_v100_on_a_cuda13_driver_is_not_sent_to_cu130_wheels():
     d["gpu"]["driver_version"] = "580.65.06"
     d["gpu"]["devices"][0].update(name="Tesla V100-SXM2-32GB", compute_capability="7.0")
     fix = commands(results(d)["FD204"])
-    assert "whl/cu126" in fix and "cu130" not in fix
+    # cu130 wheels start at sm_75; the pair keeps torch 2.8.0 in a build that carries sm_70.
+    version, variant, _ = torch_pin_of(fix)
+    assert version == "2.8.0" and "cu130" not in fix
+    assert wheels.carries(wheels.table().release(version).variant("linux-x86_64", variant).archs, (7, 0))
 
 
 def test_reinstall_fixes_keep_the_torch_release():
     r = results(load("cpu_wheel_on_gpu"))["FD204"]
-    assert "'torch==2.8.0'" in commands(r)
+    assert torch_pin_of(commands(r))[0] == "2.8.0"
 
 
 def test_driver_one_minor_behind_suggests_no_reinstall():

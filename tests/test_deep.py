@@ -13,6 +13,7 @@ from flexdoctor import checks, knowledge, runner
 from flexdoctor.deep import deep
 from flexdoctor.facts import DeepFacts, Facts, ProbeError, from_jsonable, to_jsonable
 from flexdoctor.model import Status
+from flexdoctor.worker._wire import PART, RESULT, STAGE
 
 DEEP_DIR = Path(__file__).parent / "fixtures" / "deep"
 NAMES = sorted(p.stem for p in DEEP_DIR.glob("*.json"))
@@ -133,16 +134,16 @@ def _out(*lines: str) -> str:
 
 def test_parse_complete_result():
     data = {"device": "cpu", "torch_version": "2.13.0", "sdpa": [], "flex": [], "seconds": 1.0}
-    got = deep.parse(_out(deep.STAGE + "import torch", deep.RESULT + json.dumps(data)), "", 0)
+    got = deep.parse(_out(STAGE + "import torch", RESULT + json.dumps(data)), "", 0)
     assert isinstance(got, DeepFacts) and got.torch_version == "2.13.0" and got.incomplete is None
 
 
 def test_parse_keeps_finished_sections_when_it_hangs_later():
     sdpa = [{"dtype": "float32", "shape": [1, 8, 256, 64], "backends": [], "default_ok": True}]
     flex = {"dtype": "float16", "shape": [2, 4, 256, 64], "rel_error": 1e-3}
-    out = _out(deep.STAGE + "import torch", deep.PART + "meta " + json.dumps({"device": "cuda", "capability": "8.6"}),
-               deep.PART + "sdpa " + json.dumps(sdpa), deep.PART + "flex float16 " + json.dumps(flex),
-               deep.STAGE + "flex compile bfloat16")
+    out = _out(STAGE + "import torch", PART + "meta " + json.dumps({"device": "cuda", "capability": "8.6"}),
+               PART + "sdpa " + json.dumps(sdpa), PART + "flex float16 " + json.dumps(flex),
+               STAGE + "flex compile bfloat16")
     got = deep.parse(out, "", None, timed_out=True, timeout=300)
     assert isinstance(got, DeepFacts)
     assert got.device == "cuda" and got.sdpa[0].dtype == "float32" and got.flex[0].dtype == "float16"
@@ -152,9 +153,9 @@ def test_parse_keeps_finished_sections_when_it_hangs_later():
 
 
 def test_parse_crash_and_import_error():
-    got = deep.parse(_out(deep.STAGE + "import torch", deep.STAGE + "sdpa float16"), "Segmentation fault", -11)
+    got = deep.parse(_out(STAGE + "import torch", STAGE + "sdpa float16"), "Segmentation fault", -11)
     assert isinstance(got, ProbeError) and got.kind == "crash" and "SIGSEGV" in got.message
-    got = deep.parse(_out(deep.RESULT + json.dumps({"import_error": "ImportError: libcudnn.so.9"})), "", 0)
+    got = deep.parse(_out(RESULT + json.dumps({"import_error": "ImportError: libcudnn.so.9"})), "", 0)
     assert isinstance(got, ProbeError) and got.kind == "import-error"
     assert results(got)["FD801"].status == Status.SKIP  # FD202 reports a broken torch
     got = deep.parse("", "", None, start_error="No such file or directory: /nope/python")
@@ -175,7 +176,7 @@ def test_probe_script_is_stdlib_and_py38_syntax():
     top = {n.names[0].name.split(".")[0] for n in ast.walk(tree) if isinstance(n, ast.Import)}
     top |= {n.module.split(".")[0] for n in ast.walk(tree) if isinstance(n, ast.ImportFrom) and n.module}
     assert "flexdoctor" not in top
-    assert top <= set(sys.stdlib_module_names) | {"torch", "triton", "flash_attn", "xformers"}
+    assert top <= set(sys.stdlib_module_names) | {"_wire", "torch", "triton", "flash_attn", "xformers"}
 
 
 # ------------------------------------------------------------------------- the real thing

@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 
 from flexdoctor import knowledge, text
+from flexdoctor.locale import audit
 
 TRANSLATIONS = [lang for lang in text.available() if lang != "en"]
 
@@ -49,7 +50,7 @@ def test_precedence_flag_then_flexdoctor_lang_then_posix_variables(monkeypatch):
 
 @pytest.mark.parametrize("lang", TRANSLATIONS)
 def test_every_english_text_is_translated_with_the_same_placeholders(lang):
-    report = text.audit(lang)
+    report = audit.audit(lang)
     assert report["missing"] == [], f"{lang}: untranslated keys (python -m flexdoctor.locale {lang})"
     assert report["placeholders"] == [], f"{lang}: placeholders differ from English"
 
@@ -72,7 +73,7 @@ def test_audit_reports_missing_and_mismatched_placeholders(monkeypatch):
     fake = {"gpu-present.title": "GPU", "gpu-present.pass": "{count} GPU", "gone.key": "x"}
     real = text.catalog
     monkeypatch.setattr(text, "catalog", lambda lang: fake if lang == "xx" else real(lang))
-    report = text.audit("xx")
+    report = audit.audit("xx")
     assert "gpu-present.pass" in report["placeholders"]       # English fills {count} {names} {driver} {cuda}
     assert "gpu-present.none" in report["missing"]
     assert report["extra"] == ["gone.key"]
@@ -84,3 +85,26 @@ def test_locale_tool_exits_1_for_an_incomplete_language(capsys):
 
     assert main(["no-such-lang"]) == 1
     assert "no catalogue" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize("argv", [["rules", "--lang", "{lang}"], ["--lang", "{lang}", "rules"]])
+@pytest.mark.parametrize("lang", TRANSLATIONS)
+def test_lang_option_on_the_command_and_before_it(argv, lang):
+    from typer.testing import CliRunner
+
+    from flexdoctor.cli import app
+
+    result = CliRunner().invoke(app, [a.format(lang=lang) for a in argv])
+    assert result.exit_code == 0, result.output
+    assert text.catalog(lang)["gpu-present.title"] in result.output
+    assert text.catalog("en")["gpu-present.title"] not in result.output
+
+
+def test_unknown_lang_option_is_english_without_error():
+    from typer.testing import CliRunner
+
+    from flexdoctor.cli import app
+
+    result = CliRunner().invoke(app, ["rules", "--lang", "tlh"])
+    assert result.exit_code == 0, result.output
+    assert text.catalog("en")["gpu-present.title"] in result.output

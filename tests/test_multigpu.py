@@ -184,8 +184,9 @@ def test_every_multigpu_check_passes_and_complains_somewhere():
 
 
 def test_parse_joins_torch_devices_to_nvml_by_uuid():
-    from flexdoctor.deep.multigpu import RESULT, parse
+    from flexdoctor.deep.multigpu import parse
     from flexdoctor.facts import GpuPair
+    from flexdoctor.worker._wire import RESULT
 
     out = {"devices": [{"index": 0, "name": "x", "uuid": "bbbb"}, {"index": 1, "name": "x", "uuid": "aaaa"}],
            "p2p": [{"a": 0, "b": 1, "p2p": True}], "env": {"NCCL_DEBUG": "INFO"},
@@ -197,8 +198,9 @@ def test_parse_joins_torch_devices_to_nvml_by_uuid():
 
 
 def test_parse_of_a_killed_worker_keeps_the_peer_matrix():
-    from flexdoctor.deep.multigpu import PART, STAGE, parse
+    from flexdoctor.deep.multigpu import parse
     from flexdoctor.facts import GpuPair
+    from flexdoctor.worker._wire import PART, STAGE
 
     stdout = f"{STAGE}peer access\n{PART}p2p " + json.dumps([{"a": 0, "b": 1, "p2p": False}]) + \
         f"\n{STAGE}all-reduce start\n"

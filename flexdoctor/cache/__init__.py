@@ -2,5 +2,5 @@
 (clear), and the manifest that records what was warmed for which environment (manifest).
 
 Nothing here imports torch: compiling happens in the target interpreter, in subprocesses that
-run ``_warm_worker.py``.
+run ``worker/_warm_worker.py``.
 """

@@ -73,6 +73,8 @@ def read(root: str) -> Optional[dict]:
         return None
     except (OSError, ValueError) as exc:
         raise ValueError(f"{path}: {exc}") from exc
+    except RecursionError:
+        raise ValueError(f"{path}: nested too deeply to read") from None
     if not isinstance(data, dict) or not isinstance(data.get("fingerprint"), dict):
         raise ValueError(f"{path}: not a flexdoctor manifest")
     return data

@@ -2,7 +2,7 @@
 
 Configurations come from flags, named presets, or ``[tool.flexdoctor.warm]`` in
 pyproject.toml / ``[warm]`` in flexdoctor.toml. Each one compiles in its own subprocess of the
-target interpreter (``_warm_worker.py``), ``jobs`` at a time (phase 1). Then a fresh process per
+target interpreter (``worker/_warm_worker.py``), ``jobs`` at a time (phase 1). Then a fresh process per
 config runs it again and must hit the cache (phase 2, the proof): its Inductor counters and
 first-call time are reported beside the cold ones. A manifest recording the environment
 fingerprint, configs and timings is written atomically into the cache dir.
@@ -10,12 +10,11 @@ fingerprint, configs and timings is written atomically into the cache dir.
 
 from __future__ import annotations
 
+import errno
 import itertools
 import json
 import os
-import subprocess
 import tempfile
-import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
 from concurrent.futures import TimeoutError as FutureTimeout
@@ -23,11 +22,11 @@ from dataclasses import asdict, dataclass, field, fields
 from pathlib import Path
 from typing import Any, Callable, Optional
 
+from ..worker import run as worker_run
+from ..worker import script
 from . import manifest as mf
 
-WORKER = Path(__file__).with_name("_warm_worker.py")
-STAGE = "@@flexdoctor-stage "
-RESULT = "@@flexdoctor-result "
+WORKER = script("_warm_worker.py")
 
 DTYPES = {"bf16": "bfloat16", "bfloat16": "bfloat16", "fp16": "float16", "float16": "float16",
           "half": "float16", "fp32": "float32", "float32": "float32", "float": "float32"}
@@ -324,67 +323,32 @@ def worker_env(cache_dir: str, base: Optional[dict] = None) -> dict:
 def run_worker(python: str, args: list, env: dict, timeout: float,
                on_stage: Optional[Callable[[str], None]] = None,
                procs: Optional[set] = None) -> dict:
-    """Run the worker; always returns a result dict (``ok`` False with ``error`` on failure)."""
-    from ..probes import _subprocess
-
-    try:
-        proc = subprocess.Popen([python, str(WORKER)] + list(args), stdin=subprocess.DEVNULL,
-                                stdout=subprocess.PIPE, stderr=subprocess.STDOUT, env=env,
-                                start_new_session=os.name == "posix")
-    except OSError as exc:
-        return {"ok": False, "error": f"could not start {python}: {exc.strerror or exc}"}
+    """Run the worker; always returns a result dict (``ok`` False with ``error`` on failure).
+    ``procs``: a set the started process is kept in while it runs (``Runner.kill_all``)."""
+    wire = worker_run.Reader(on_stage=on_stage)
+    child = worker_run.start([python, str(WORKER)] + list(args), env, on_line=wire.feed, merge_stderr=True)
+    if isinstance(child, worker_run.Completed):
+        return {"ok": False, "error": f"could not start: {child.start_error}"}
     if procs is not None:
-        procs.add(proc)
-    expired = threading.Event()
-
-    def expire() -> None:
-        expired.set()
-        _subprocess.kill(proc)
-
-    timer = threading.Timer(timeout, expire)
-    timer.daemon = True
-    timer.start()
-    result, stage, tail = None, None, []
+        procs.add(child)
     try:
-        assert proc.stdout is not None
-        for raw in proc.stdout:
-            line = raw.decode("utf-8", errors="replace").rstrip("\n")
-            if line.startswith(STAGE):
-                stage = line[len(STAGE):].strip()
-                if on_stage:
-                    on_stage(stage)
-            elif line.startswith(RESULT):
-                result = line[len(RESULT):]
-            elif line.strip():
-                tail.append(line)
-                del tail[:-40]
-        proc.wait()
+        done = worker_run.wait(child, timeout)
     finally:
-        timer.cancel()
         if procs is not None:
-            procs.discard(proc)
-    if result is not None:
-        try:
-            data = json.loads(result)
-            if not data.get("ok") and tail and "log" not in data:
-                data["log"] = "\n".join(tail[-20:])
-            return data
-        except ValueError:
-            pass
-    if expired.is_set() or (proc.returncode is not None and proc.returncode < 0):
-        import signal
-
-        try:
-            name = signal.Signals(-proc.returncode).name
-        except ValueError:
-            name = f"signal {-proc.returncode}"
-        if expired.is_set():
-            why = f"did not finish in {timeout:g} s"
-        else:
-            why = f"crashed ({name})"
+            procs.discard(child)
+    tail = list(wire.other)
+    data = wire.result()
+    if data is not None:
+        if not data.get("ok") and tail and "log" not in data:
+            data["log"] = "\n".join(tail[-20:])
+        return data
+    if done.timed_out:
+        why = f"did not finish in {timeout:g} s"
+    elif done.signal_name:
+        why = f"crashed ({done.signal_name})"
     else:
-        why = f"exited with status {proc.returncode} without a result"
-    return {"ok": False, "error": f"the compile process {why}", "stage": stage, "log": "\n".join(tail[-20:])}
+        why = f"exited with status {done.returncode} without a result"
+    return {"ok": False, "error": f"the compile process {why}", "stage": wire.stage, "log": "\n".join(tail[-20:])}
 
 
 def _explain(out: Outcome, result: dict) -> None:
@@ -481,10 +445,9 @@ class Runner:
         return round(time.monotonic() - t0, 3)
 
     def kill_all(self) -> None:
-        from ..probes import _subprocess
-
-        for proc in list(self.procs):
-            _subprocess.kill(proc)
+        self.on_update = lambda: None  # stopping: the killed workers' ends are not news
+        for child in list(self.procs):
+            worker_run.kill(child)
 
     def fingerprint(self) -> dict:
         return run_worker(self.python, ["fingerprint"], self.env, min(self.timeout, 180.0))
@@ -535,7 +498,7 @@ def read_bundle(path: str) -> dict:
             meta = json.loads(zf.read("flexdoctor-bundle.json"))
     except FileNotFoundError:
         raise ConfigError(f"--import {path}: no such file")
-    except (OSError, KeyError, ValueError, zipfile.BadZipFile) as exc:
+    except (OSError, KeyError, ValueError, RecursionError, zipfile.BadZipFile) as exc:
         raise ConfigError(f"--import {path}: not a flexdoctor cache bundle ({exc})")
     if not isinstance(meta, dict) or not isinstance(meta.get("fingerprint"), dict):
         raise ConfigError(f"--import {path}: not a flexdoctor cache bundle")
@@ -549,16 +512,15 @@ def run_command(argv: list, cache_dir: str, timeout: Optional[float] = None) -> 
     env = worker_env(cache_dir)
     before = mf.entries(cache_dir)
     t0 = time.monotonic()
-    try:
-        done = subprocess.run(argv, env=env, timeout=timeout)
-        code: Optional[int] = done.returncode
+    done = worker_run.attached(argv, env, timeout)
+    code: Optional[int] = done.returncode
+    if done.start_error:
+        missing = done.start_errno == errno.ENOENT
+        error = f"command not found: {argv[0]}" if missing else f"could not start: {done.start_error}"
+    elif done.timed_out:
+        error = f"did not finish in {timeout:g} s"
+    else:
         error = None if code == 0 else f"exited with status {code}"
-    except FileNotFoundError:
-        code, error = None, f"command not found: {argv[0]}"
-    except subprocess.TimeoutExpired:
-        code, error = None, f"did not finish in {timeout:g} s"
-    except OSError as exc:
-        code, error = None, f"could not start: {exc.strerror or exc}"
     after = mf.entries(cache_dir)
     return {"returncode": code, "error": error, "seconds": round(time.monotonic() - t0, 3),
             "new_entries": sorted(after - before)}

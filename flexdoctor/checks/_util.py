@@ -7,6 +7,7 @@ from typing import Optional
 
 from packaging.version import InvalidVersion, Version
 
+from .. import wheels
 from ..facts import Facts, GpuDevice, ProbeError, Skip, ok, require
 from ..text import t
 
@@ -37,51 +38,116 @@ def cuda_tag(cuda: str) -> str:
     return "cu" + cuda.replace(".", "")
 
 
-def best_wheel_for_driver(driver_cuda: Optional[str]) -> Optional[str]:
-    """The torch wheel CUDA variant to suggest for a driver that supports ``driver_cuda``.
-
-    Same-major wheels run through CUDA minor-version compatibility, so a 12.2 driver gets the
-    cu126 wheel (published for torch 2.6 through 2.11), not an old cu121 one whose newest torch
-    is 2.5: suggesting that would downgrade torch by many releases.
-    """
-    d = major_minor(driver_cuda)
-    if d is None:
+def installed_tag(facts: Facts) -> Optional[str]:
+    """The index name of the installed torch build: its local version label ("2.7.1+cu126" ->
+    "cu126"), else torch.version.cuda / hip ("12.8" -> "cu128"), else "cpu"; None without torch."""
+    if not ok(facts.torch):
         return None
-    if d >= (13, 0):
-        return "13.0"
-    if d >= (12, 8):
-        return "12.8"
-    if d >= (12, 0):
-        return "12.6"
-    if d >= (11, 0):
-        return "11.8"
-    return None
+    local = (facts.torch.version or "").partition("+")[2]
+    if local and (local.startswith("cu") or local.startswith("rocm") or local == "cpu"):
+        return local
+    if facts.torch.hip:
+        return "rocm" + ".".join(facts.torch.hip.split(".")[:2])
+    if facts.torch.cuda:
+        return cuda_tag(facts.torch.cuda)
+    return "cpu"
+
+
+def machine(facts: Facts, python: Optional[tuple] = None) -> wheels.Machine:
+    """The facts the wheel advice depends on (flexdoctor/wheels), unknowns left as None."""
+    py = facts.python if ok(facts.python) else None
+    host = facts.host if ok(facts.host) else None
+    gpu = facts.gpu if ok(facts.gpu) else None
+    try:
+        ccs = tuple(d.cc for d in nvidia_gpus(facts))
+    except Skip:
+        ccs = ()
+    if ccs:
+        kind = "cuda"
+    elif ok(facts.torch) and facts.torch.hip:
+        kind = "rocm"
+    else:
+        kind = "cpu"
+    pyver = python or (tuple(int(x) for x in py.version.split(".")[:2]) if py else None)
+    return wheels.Machine(
+        platform=wheels.platform_of(py.platform if py else None, host.machine if host else None),
+        driver_cuda=gpu.cuda_driver_version if gpu else None,
+        driver_version=gpu.driver_version if gpu else None,
+        wsl=bool(host and host.wsl),
+        gpu_ccs=ccs,
+        python=pyver,
+        kind=kind,
+        companions=tuple(c for c in ("torchvision", "torchaudio") if py and c in py.packages),
+    )
+
+
+def wheel_advice(facts: Facts, *, keep: bool = True, min_torch: Optional[str] = None,
+                 python: Optional[tuple] = None, same_build: bool = False) -> Optional[wheels.Advice]:
+    """The (torch, variant) pair to install here (flexdoctor/wheels.recommend): the installed
+    release when one of its builds fits (keep), the installed build itself for a plain reinstall
+    (same_build)."""
+    current = base_version(facts.torch.version) if ok(facts.torch) else None
+    return wheels.recommend(machine(facts, python), keep=str(current) if keep and current else None,
+                            min_torch=min_torch, prefer=installed_tag(facts) if same_build else None)
+
+
+def wheel_context(facts: Facts, **kw) -> dict:
+    """Placeholder values for a knowledge-base fix that installs torch: ``torch_spec`` (pinned torch
+    and its companions), ``index_args`` (" --index-url https://download.pytorch.org/whl/cu126", or
+    nothing on macOS) and ``cuda_tag``. Empty when no published torch fits (the entry's defaults
+    then apply), except that a ROCm build is reinstalled from its own index."""
+    advice = wheel_advice(facts, **kw)
+    if advice is not None:
+        tag = advice.variant.tag
+        # cuda_tag is also read in fix texts ("the wheel ... your driver supports (cu126)"): say
+        # when the build only helps after a driver upgrade, or lacks a GPU's kernels.
+        if advice.needs_driver is not None:
+            m = machine(facts)
+            tag = t("wheels.needs_driver", tag=tag,
+                    driver=advice.needs_driver.version("windows-x86_64" if m.wsl else m.platform))
+        elif advice.missing_archs:
+            tag = t("wheels.missing_archs", tag=tag,
+                    archs=", ".join(f"sm_{a}{b}" for a, b in advice.missing_archs))
+        return {"cuda_tag": tag, "torch_spec": advice.spec(), "index_args": advice.index_args()}
+    tag = installed_tag(facts)
+    current = base_version(facts.torch.version) if ok(facts.torch) else None
+    if tag and tag.startswith("rocm") and current is not None and kw.get("keep", True):
+        return {"cuda_tag": tag, "torch_spec": f"torch=={current}", "index_args": f" --index-url {wheels.INDEX}/{tag}"}
+    return {}
 
 
 def wheel_tag(facts: Facts) -> str:
     """The download.pytorch.org/whl/<tag> index to suggest on this machine."""
-    if has_nvidia_gpu(facts):
-        driver = facts.gpu.cuda_driver_version if ok(facts.gpu) else None
-        best = best_wheel_for_driver(driver) or "12.6"
-        # cu130 wheels start at sm_75: older GPUs (V100, Pascal) keep the cu126 variant.
-        if any(g.cc < (7, 5) for g in all_gpus(facts)) and major_minor(best) > (12, 6):
-            best = "12.6"
-        return cuda_tag(best)
-    if ok(facts.torch) and facts.torch.hip:
-        return "rocm" + ".".join(facts.torch.hip.split(".")[:2])
-    return "cpu"
+    advice = wheel_advice(facts)
+    return advice.variant.tag if advice is not None else (installed_tag(facts) or "cpu")
 
 
 def torch_spec(facts: Facts) -> str:
     """What to reinstall so the fix keeps this torch release (and its companions) and only swaps
-    the build variant: "'torch==2.11.0' torchvision". pip fails loudly if the variant does not
-    exist, instead of silently moving torch to another release."""
-    if not ok(facts.torch):
-        return "torch"
-    base = base_version(facts.torch.version)
-    spec = f"'torch=={base}'" if base is not None else "torch"
-    pk = facts.python.packages if ok(facts.python) else {}
-    return " ".join([spec] + [c for c in ("torchvision", "torchaudio") if c in pk])
+    the build variant: "torch==2.11.0 torchvision==0.26.0". pip fails loudly if the variant does
+    not exist, instead of silently moving torch to another release."""
+    return wheel_context(facts).get("torch_spec") or "torch"
+
+
+def triton_windows_spec(facts: Facts) -> str:
+    """The triton-windows requirement matching the installed torch's Triton, shell-quoted for
+    cmd.exe and PowerShell alike ("triton-windows<3.7"); plain triton-windows when none matches."""
+    current = base_version(facts.torch.version) if ok(facts.torch) else None
+    req = wheels.triton_requirement(str(current) if current else None, "windows-x86_64")
+    return f'"{req}"' if req else "triton-windows"
+
+
+def driver_for(facts: Facts, cuda: Optional[str]) -> Optional[str]:
+    """'13.0 (driver 580 or newer)': a CUDA version with the oldest driver that runs its wheels."""
+    if not cuda:
+        return cuda
+    major = major_minor(cuda)
+    floor = wheels.table().drivers.get(major[0]) if major else None
+    if floor is None:
+        return cuda
+    m = machine(facts)
+    plat = "windows-x86_64" if m.wsl else m.platform
+    return t("wheels.cuda_with_driver", cuda=cuda, driver=floor.version(plat))
 
 
 def python_cmd(facts: Facts) -> str:

@@ -3,10 +3,13 @@ compiler, Python headers, libcuda."""
 
 from __future__ import annotations
 
+import shlex
+
 from packaging.requirements import InvalidRequirement, Requirement
 from packaging.version import Version
 
 from .. import knowledge as kb
+from .. import wheels
 from ..facts import Facts, Skip, ok, require
 from ..model import Finding
 from ..text import t
@@ -49,11 +52,19 @@ def triton_installed(facts: Facts) -> Finding:
     found = _triton(facts)
     py = require(facts.python, "Python facts")
     if py.platform.startswith("win"):
-        req = "triton-windows"  # no official Windows wheels; torch's own pin is Linux-only
+        # No official Windows wheels; the community triton-windows of the Triton minor torch pins.
+        spec = u.triton_windows_spec(facts)
+        req = spec.strip('"')
     else:
         req = _requirement(facts)
-        req = str(req).split(";")[0].strip() if req is not None else "triton"
-    fix = kb.fix("triton-missing", python=u.python_cmd(facts), requirement=req, index_args=_index_args(req, facts))
+        if req is not None:
+            req = str(req).split(";")[0].strip()
+        else:  # torch's metadata names none (a --no-deps or conda install): the release's own pin
+            current = u.base_version(facts.torch.version) if ok(facts.torch) else None
+            req = wheels.triton_requirement(str(current) if current else None) or "triton"
+        spec = shlex.quote(req)
+    fix = kb.fix("triton-missing", python=u.python_cmd(facts), requirement=req, triton_spec=spec,
+                 index_args=_index_args(req, facts))
     if found is None:
         return fail("triton-installed.missing", fix, requirement=req)
     rt = facts.torch_runtime
@@ -84,7 +95,7 @@ def triton_version(facts: Facts) -> Finding:
         return skip("triton-version.no_pin")
     spec = str(req).split(";")[0].strip()
     fix = kb.fix("triton-version-mismatch", python=u.python_cmd(facts), requirement=spec,
-                 index_args=_index_args(spec, facts))
+                 triton_spec=shlex.quote(spec), index_args=_index_args(spec, facts))
     installed = require(facts.python, "Python facts").packages.get(req.name)
     if installed is None:  # e.g. torch wants pytorch-triton-rocm, only triton is installed
         return fail("triton-version.other_dist", fix, dist=found[0], version=found[1], requirement=spec)
@@ -96,7 +107,7 @@ def triton_version(facts: Facts) -> Finding:
 def _index_args(requirement: str, facts: Facts) -> str:
     """Nightly torch pins pytorch-triton (e.g. 3.7.0+git...), which only the nightly index has."""
     if requirement.startswith("pytorch-triton") or "+git" in requirement:
-        return f" --index-url https://download.pytorch.org/whl/nightly/{u.wheel_tag(facts)}"
+        return f" --index-url https://download.pytorch.org/whl/nightly/{u.installed_tag(facts) or u.wheel_tag(facts)}"
     return ""
 
 
@@ -145,7 +156,8 @@ def triton_gpu_arch(facts: Facts) -> Finding:
     tv = u.base_version(found[1])
     blackwell = [d for d in gpus if d.cc >= (10, 0)]
     if blackwell and tv is not None and tv < Version("3.3"):
-        return fail("triton-gpu-arch.too_old", kb.fix("triton-too-old-for-blackwell", python=u.python_cmd(facts)),
+        return fail("triton-gpu-arch.too_old", kb.fix("triton-too-old-for-blackwell", python=u.python_cmd(facts),
+                                                      **u.wheel_context(facts, min_torch="2.7")),
                     version=found[1], gpu=u.gpu_label(blackwell[0]),
                     arch="sm_" + blackwell[0].compute_capability.replace(".", ""))
     return passed("triton-gpu-arch.pass", version=found[1])

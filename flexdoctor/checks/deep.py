@@ -10,7 +10,8 @@ from __future__ import annotations
 from typing import Optional
 
 from .. import knowledge as kb
-from ..facts import DeepFacts, Facts, ProbeError, Skip
+from .. import wheels
+from ..facts import DeepFacts, Facts, ProbeError, Skip, ok
 from ..model import Finding, Fix
 from . import _util as u
 from .base import check, fail, passed, skip, warn
@@ -32,8 +33,32 @@ def _last_line(text: Optional[str]) -> str:
     return lines[-1][:300] if lines else "?"
 
 
+# FlashAttention-3 is not on PyPI (its flash_attn_3 0.0.0 there is a placeholder): it installs from
+# the hopper/ directory of the repository, whose setup.py names the distribution flash_attn_3.
+_FA3_SOURCE = '"flash_attn_3 @ git+https://github.com/Dao-AILab/flash-attention.git#subdirectory=hopper"'
+
+
+def _reinstall(facts: Facts, package: str) -> tuple[str, str]:
+    """(distribution name, pip install arguments) that reinstall an attention extension for the
+    torch that is installed, without letting pip swap torch."""
+    if package in ("flash_attn_3", "flash_attn_interface", "flash-attn-3"):
+        return "flash_attn_3", f"--force-reinstall --no-deps --no-build-isolation {_FA3_SOURCE}"
+    if package in ("flash-attn", "flash_attn"):
+        return "flash-attn", "--force-reinstall --no-deps --no-build-isolation --no-cache-dir flash-attn"
+    if package == "xformers" and ok(facts.torch):
+        # xformers pins one torch release: pinning torch to the installed one makes pip pick the
+        # xformers built for it, from the index of the installed build.
+        current = u.base_version(facts.torch.version)
+        tag = u.installed_tag(facts)
+        index = "" if not tag or u.machine(facts).platform.startswith("macos") else f" --index-url {wheels.INDEX}/{tag}"
+        return "xformers", f"--upgrade xformers torch=={current}{index}"
+    return package, f"--force-reinstall --no-deps {package}"
+
+
 def _fix_for(text: Optional[str], default: str, facts: Facts, **ctx) -> Fix:
     """The knowledge-base fix whose pattern matches ``text``, else ``default``."""
+    if "package" in ctx:
+        ctx["package"], ctx["reinstall"] = _reinstall(facts, ctx["package"])
     context = {"python": u.python_cmd(facts), **ctx}
     matched = kb.match_text(text or "") if text else []
     if matched:

@@ -141,7 +141,7 @@ def torch_gpu_arch(facts: Facts) -> Finding:
     if missing:
         d = missing[0]
         return fail("torch-gpu-arch.missing", kb.fix("arch-not-in-torch-build", python=u.python_cmd(facts),
-                    arch=f"sm_{d.compute_capability.replace('.', '')}", cuda_tag=u.wheel_tag(facts)),
+                    arch=f"sm_{d.compute_capability.replace('.', '')}", **u.wheel_context(facts)),
                     gpu=u.gpu_label(d), archs=archs)
     return passed("torch-gpu-arch.pass", archs=archs)
 
@@ -169,8 +169,8 @@ def driver_cuda_version(facts: Facts) -> Finding:
     drv, whl = u.major_minor(gpu.cuda_driver_version), u.major_minor(wheel)
     if drv is None or whl is None:
         return skip("driver-cuda-version.unparsed", driver=gpu.cuda_driver_version, wheel=wheel)
-    fix = kb.fix("nvidia-driver-too-old", python=u.python_cmd(facts), torch_cuda=wheel,
-                 cuda_tag=u.wheel_tag(facts), torch_spec=u.torch_spec(facts))
+    fix = kb.fix("nvidia-driver-too-old", python=u.python_cmd(facts), torch_cuda=u.driver_for(facts, wheel),
+                 **u.wheel_context(facts))
     kw = dict(driver=gpu.driver_version, driver_cuda=gpu.cuda_driver_version, wheel=wheel)
     if drv[0] < whl[0]:
         return fail("driver-cuda-version.too_old", fix, **kw)

@@ -52,7 +52,8 @@ def platform(facts: Facts) -> Finding:
             return warn("platform.macos_mps_rejected", kb.fix("macos-mps"), where=where, version=torch.version)
         return warn("platform.macos_eager", kb.fix("macos-mps"), where=where, version=torch.version)
     if py.platform.startswith("win"):
-        return warn("platform.windows", kb.fix("windows-triton"), where=where)
+        return warn("platform.windows", kb.fix("windows-triton", python=u.python_cmd(facts),
+                                                triton_spec=u.triton_windows_spec(facts)), where=where)
     if u.has_nvidia_gpu(facts) and torch and torch.cuda:
         return passed("platform.linux_cuda", where=where, cuda=torch.cuda)
     # No usable NVIDIA GPU for this torch: say what the CPU can do.

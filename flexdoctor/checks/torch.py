@@ -38,7 +38,7 @@ def torch_installed(facts: Facts) -> Finding:
     py = require(facts.python, "Python facts")
     if facts.torch is None:
         return fail("torch-installed.missing", kb.fix("torch-not-installed", python=u.python_cmd(facts),
-                    cuda_tag=u.wheel_tag(facts)), python=py.executable)
+                    **u.wheel_context(facts)), python=py.executable)
     torch = require(facts.torch, "torch metadata")
     return passed("torch-installed.pass", version=torch.version, location=torch.location or "?")
 
@@ -59,16 +59,15 @@ def torch_importable(facts: Facts) -> Finding:
     if facts.torch is None:
         return skip("common.torch_not_installed")
     rt = facts.torch_runtime
-    fix = kb.fix("torch-import-broken", python=u.python_cmd(facts), cuda_tag=u.wheel_tag(facts),
-                 torch_spec=u.torch_spec(facts))
+    wheel = u.wheel_context(facts, same_build=True)
+    fix = kb.fix("torch-import-broken", python=u.python_cmd(facts), **wheel)
     if rt is None or (not ok(rt) and rt.kind == "skipped"):
         return skip("torch-importable.not_run")
     if not ok(rt):
         first = (rt.message or "").strip().splitlines()
         matched = kb.match_text(rt.message + "\n" + (rt.detail or ""))
         if matched:
-            fix = matched[0].render(python=u.python_cmd(facts), cuda_tag=u.wheel_tag(facts),
-                                    torch_spec=u.torch_spec(facts))
+            fix = matched[0].render(python=u.python_cmd(facts), **wheel)
         lines = [ln for ln in (rt.detail or "").strip().splitlines() if not ln.startswith("Traceback (")]
         details = tuple(lines[-6:])
         key = {"crash": "torch-importable.crash", "timeout": "torch-importable.timeout",
@@ -100,11 +99,16 @@ def torch_version(facts: Facts) -> Finding:
     v = u.base_version(torch.version)
     if v is None:
         return skip("torch-version.unparsed", version=torch.version)
-    fix = kb.fix("torch-too-old-for-flex", python=u.python_cmd(facts), cuda_tag=u.wheel_tag(facts))
     if v < MIN_FLEX:
+        fix = kb.fix("torch-too-old-for-flex", python=u.python_cmd(facts),
+                     **u.wheel_context(facts, min_torch=str(MIN_FLEX)))
         return fail("torch-version.too_old", fix, version=torch.version)
     rt = facts.torch_runtime
     if ok(rt) and rt.flex_importable is False:
+        # The release has flex_attention: the install is broken. A newer release may not exist
+        # (pip --upgrade to the same one changes nothing), so the pin is the newest that fits.
+        fix = kb.fix("torch-too-old-for-flex", python=u.python_cmd(facts),
+                     **u.wheel_context(facts, keep=False, min_torch=str(MIN_FLEX)))
         return fail("torch-version.flex_import", fix, version=torch.version, error=rt.flex_import_error)
     return passed("torch-version.pass", version=torch.version)
 
@@ -126,8 +130,7 @@ def torch_cuda_build(facts: Facts) -> Finding:
     if build == "cuda":
         return passed("torch-cuda-build.pass", cuda=facts.torch.cuda)
     return fail("torch-cuda-build.cpu" if build == "cpu" else "torch-cuda-build.rocm",
-                kb.fix("cpu-wheel-on-gpu", python=u.python_cmd(facts), cuda_tag=u.wheel_tag(facts),
-                       torch_spec=u.torch_spec(facts)),
+                kb.fix("cpu-wheel-on-gpu", python=u.python_cmd(facts), **u.wheel_context(facts)),
                 version=facts.torch.version, driver_cuda=facts.gpu.cuda_driver_version)
 
 
@@ -154,8 +157,8 @@ def cuda_available(facts: Facts) -> Finding:
     matched = kb.match_text(warning) if warning else []
     visible = facts.host.env.get("CUDA_VISIBLE_DEVICES") if ok(facts.host) else None
     if matched:
-        fix = matched[0].render(python=u.python_cmd(facts), torch_cuda=facts.torch.cuda,
-                                cuda_tag=u.wheel_tag(facts), torch_spec=u.torch_spec(facts))
+        fix = matched[0].render(python=u.python_cmd(facts), torch_cuda=u.driver_for(facts, facts.torch.cuda),
+                                **u.wheel_context(facts))
     else:
         fix = kb.fix("cuda-not-available", python=u.python_cmd(facts))
     if visible is not None and visible.strip() in ("", "-1", "none", "NoDevFiles"):
@@ -190,7 +193,7 @@ def python_dynamo(facts: Facts) -> Finding:
     if pv > limit:
         return fail("python-dynamo.unsupported",
                     kb.fix("python-without-dynamo", python=u.python_cmd(facts), max_python=max_py,
-                           python_version=py.version, cuda_tag=u.wheel_tag(facts)),
+                           python_version=py.version, **u.wheel_context(facts, python=limit)),
                     python_version=py.version, version=torch.version, max_python=max_py)
     return passed("python-dynamo.pass", python_version=py.version, max_python=max_py)
 

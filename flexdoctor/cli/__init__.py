@@ -9,7 +9,10 @@ To add a command: copy ``cli/rules.py`` (the smallest), register it below.
 
 from __future__ import annotations
 
+import functools
+import inspect
 import sys
+from typing import Callable, Optional
 
 import typer
 from typing_extensions import Annotated
@@ -18,14 +21,19 @@ from .. import __version__
 from ..cliutil import EXIT_USAGE
 from ..cliutil import which_python as _which_python
 
+def _t(key: str, **kw) -> str:
+    from ..text import t
+
+    return t(key, **kw)
+
+
 app = typer.Typer(
     name="flexdoctor",
     help=(
         "Doctor and CI preflight for GPU attention kernels (PyTorch FlexAttention, "
         "FlashAttention, SDPA).\n\n"
         "Start with `flexdoctor check`: it says in seconds what will break on this machine and "
-        "exactly how to fix it. Exit codes: 0 no failure, 1 a failure (or a warning with "
-        "--strict), 2 usage error."
+        "exactly how to fix it.\n\n" + _t("exit.contract")
     ),
     no_args_is_help=True,
     add_completion=False,
@@ -41,13 +49,43 @@ def _version(value: bool) -> None:
         raise typer.Exit()
 
 
+_LANG_HELP = ("Language of the report: en, ja, pt-BR, hi (default: FLEXDOCTOR_LANG, then LC_ALL, "
+              "LC_MESSAGES, LANG; unknown languages mean English). JSON keeps its English identifiers.")
+LangOption = Annotated[Optional[str], typer.Option("--lang", metavar="LANG", help=_LANG_HELP)]
+
+
+def _choose_language(lang: Optional[str]) -> None:
+    if lang:
+        from ..text import set_language
+
+        set_language(lang)
+
+
 @app.callback()
 def main_callback(
     version: Annotated[
         bool, typer.Option("--version", callback=_version, is_eager=True, help="Print the version and exit.")
     ] = False,
+    lang: LangOption = None,
 ) -> None:
     """Doctor and CI preflight for GPU attention kernels."""
+    _choose_language(lang)
+
+
+def _with_lang(command: Callable) -> Callable:
+    """``command`` with a ``--lang`` option of its own (``flexdoctor rules --lang ja``), so no command
+    module has to declare it; ``flexdoctor --lang ja rules`` works through the callback above."""
+    signature = inspect.signature(command, eval_str=True)
+    extra = inspect.Parameter("lang", inspect.Parameter.KEYWORD_ONLY, default=None, annotation=LangOption)
+
+    @functools.wraps(command)
+    def run(*args, lang: Optional[str] = None, **kwargs):
+        _choose_language(lang)
+        return command(*args, **kwargs)
+
+    run.__signature__ = signature.replace(parameters=[*signature.parameters.values(), extra])
+    run.__annotations__ = {**getattr(command, "__annotations__", {}), "lang": LangOption}
+    return run
 
 
 def _prefetch(argv: list[str]) -> None:
@@ -84,25 +122,89 @@ from . import fleet as _fleet  # noqa: E402
 from . import rules as _rules  # noqa: E402
 from . import warm_cache as _warm_cache  # noqa: E402
 
+
+
+def _epilog(command: str) -> str:
+    """The exit codes of ``command``, at the end of its --help (one contract: 0 ok, 1 findings or
+    a refusal, 2 usage or environment error)."""
+    return _t(f"exit.{command}") + "\n\n" + _t("exit.signal")
+
+
 # Registration order is the order `flexdoctor --help` lists the commands in.
-app.command("check")(_check.check)
-app.command("facts")(_facts.facts)
-app.command("rules")(_rules.rules)
-app.command("explain")(_explain.explain)
-app.command("warm-cache")(_warm_cache.warm_cache)
-app.command("clear-cache")(_clear_cache.clear_cache)
-app.command("bench")(_bench.bench)
+app.command("check", epilog=_epilog("check"))(_with_lang(_check.check))
+app.command("facts", epilog=_epilog("facts"))(_with_lang(_facts.facts))
+app.command("rules", epilog=_epilog("rules"))(_with_lang(_rules.rules))
+app.command("explain", epilog=_epilog("explain"))(_with_lang(_explain.explain))
+app.command("warm-cache", epilog=_epilog("warm-cache"))(_with_lang(_warm_cache.warm_cache))
+app.command("clear-cache", epilog=_epilog("clear-cache"))(_with_lang(_clear_cache.clear_cache))
+app.command("bench", epilog=_epilog("bench"))(_with_lang(_bench.bench))
+# `fleet` is a group: `fleet merge`, `fleet gather`.
+_fleet.app.command("merge", epilog=_epilog("fleet-merge"))(_with_lang(_fleet.merge))
+_fleet.app.command("gather", epilog=_epilog("fleet-gather"))(_with_lang(_fleet.gather))
 app.add_typer(_fleet.app, name="fleet")
 
 
 def main() -> None:
+    """The entry point: owns the signals and the standard streams, and ends every child process
+    before exiting (worker.lifetime). Exit codes: see ``EXIT_CODES``."""
+    from ..worker import lifetime
+    from . import _streams
+
+    stdout = _streams.guard()
+    lifetime.own_signals()
+    try:
+        try:
+            code = _invoke()
+        finally:
+            lifetime.shutdown()
+    except KeyboardInterrupt:  # a signal while ending the children
+        code = 130
+    signum = lifetime.received()
+    if signum is not None or code == 130:
+        _stopped(signum)
+        code = lifetime.exit_status(signum) if signum is not None else code
+    elif stdout.error is not None:
+        _say(_t("exit.output_failed", error=stdout.error.strerror or stdout.error))
+        code = EXIT_USAGE
+    sys.exit(code)
+
+
+def _invoke():
+    """Run the command; its exit code (0 when it returns)."""
     try:
         _prefetch(sys.argv[1:])
         app()
+    except SystemExit as exc:
+        return exc.code
     except KeyboardInterrupt:
-        typer.echo("flexdoctor: interrupted", err=True)
-        sys.exit(130)
+        return 130
     except Exception as exc:  # a flexdoctor bug: one clear line, never a traceback
         typer.echo(f"flexdoctor: internal error: {type(exc).__name__}: {exc}\n"
                    "Please report it with the output of `flexdoctor facts`.", err=True)
-        sys.exit(EXIT_USAGE)
+        return EXIT_USAGE
+    return 0
+
+
+def _stopped(signum) -> None:
+    """The one line for a signal."""
+    import signal
+
+    from ..worker import lifetime
+
+    if signum is None or signum == signal.SIGINT:
+        line = _t("stopped.sigint")
+    else:
+        line = _t("stopped.signal", signal=lifetime.signal_name(signum))
+    if lifetime.noted():
+        line = _t("stopped.with_note", line=line, note=lifetime.noted())
+    _say(line)
+
+
+def _say(line: str) -> None:
+    """One line on stderr, which may be gone (SIGHUP: the terminal closed)."""
+    try:
+        sys.stderr.write(line + "\n")
+        sys.stderr.flush()
+    except (OSError, ValueError):
+        pass
+

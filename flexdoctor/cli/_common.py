@@ -23,10 +23,15 @@ def _color(no_color: bool) -> bool:
 
 
 def _gather(python: str, static: bool, progress: bool, deep: bool = False, config: Optional[str] = None):
+    from ..deep import deep as deep_mod
+    from ..deep import multigpu
     from ..probes import gather
 
+    deep_probe = (lambda timeout: deep_mod.probe(python, timeout=timeout)) if deep else None
+    # --deep on a node with two or more GPUs also runs them together (FD901-FD905), first.
+    multi_probe = (lambda timeout: multigpu.probe(python, timeout=timeout)) if deep else None
     if not progress or not sys.stderr.isatty() or in_ci():
-        return gather(python, runtime=not static, deep=deep, config=config)
+        return gather(python, runtime=not static, deep=deep_probe, config=config, multi_gpu=multi_probe)
     from rich.console import Console
 
     console = Console(stderr=True)
@@ -34,10 +39,8 @@ def _gather(python: str, static: bool, progress: bool, deep: bool = False, confi
     with console.status(msg) as status:
         if not deep:
             return gather(python, runtime=not static, config=config)
-        from ..deep import deep as deep_mod
-
         with deep_mod.listen(lambda stage: status.update(f"flexdoctor: deep tier: {stage}…")):
-            return gather(python, runtime=not static, deep=True, config=config)
+            return gather(python, runtime=not static, deep=deep_probe, config=config, multi_gpu=multi_probe)
 
 
 def _settings(path: Optional[Path]):
@@ -53,10 +56,32 @@ def _settings(path: Optional[Path]):
 
 def _require_interpreter(facts, python: Optional[str]) -> None:
     """--python must name a working Python: without one flexdoctor cannot inspect anything."""
+    from ..cliutil import resolve_python
     from ..facts import ProbeError
 
     if python and isinstance(facts.python, ProbeError):
+        require_worker_python(python, resolve_python(python))  # says "too old" when it is
         raise _usage_error(f"--python {python}: not a working Python interpreter ({facts.python.message})")
+
+
+def require_worker_python(flag: Optional[str], target: str) -> None:
+    """--python must run flexdoctor's worker scripts (Python 3.8+): one that cannot (Python 2, not
+    a Python at all) is an environment error, exit 2, before any work starts."""
+    import sys
+
+    from ..facts import ProbeError
+    from ..probes import interp
+    from ..text import t
+    from ..worker import MIN_PYTHON
+
+    if os.path.realpath(target) == os.path.realpath(sys.executable):
+        return
+    got = interp.version(target)
+    if isinstance(got, ProbeError):
+        raise _usage_error(t("exit.not_python", python=flag or target, error=got.message))
+    if got < MIN_PYTHON:
+        raise _usage_error(t("exit.python_too_old", python=flag or target, version=".".join(map(str, got)),
+                             needs=".".join(map(str, MIN_PYTHON))))
 
 
 def _project(path: Path):
@@ -93,6 +118,8 @@ def _load_facts(path: Path):
         raise _usage_error(f"--from-facts {path}: {exc.strerror or exc}")
     except (ValueError, UnicodeDecodeError) as exc:
         raise _usage_error(f"--from-facts {path}: {exc}")
+    except RecursionError:  # [[[[... a hundred thousand deep
+        raise _usage_error(f"--from-facts {path}: nested too deeply to read")
 
 
 PythonOpt = Annotated[

@@ -20,6 +20,7 @@ from ..cliutil import EXIT_USAGE, in_ci, resolve_python
 from ..cliutil import split as _split
 from ..cliutil import usage_error as _usage_error
 from ..cliutil import write as _write
+from ._common import require_worker_python
 
 
 
@@ -116,6 +117,7 @@ def bench(
     if heads % kv:
         raise _usage_error(f"--kv-heads {kv}: must divide --heads {heads}")
     target = resolve_python(python)
+    require_worker_python(python, target)
     if not dtypes:
         dtypes = ["float32"] if device == "cpu" else ["bfloat16"]
     cases = b.grid(batch, heads, kv, seq_lens, head_dims, dtypes, masks)

@@ -24,7 +24,7 @@ def explain(
     """Explain the known problems in a log or traceback: cause, fix, commands.
 
     Reads the whole log (any size, streamed; binary junk is tolerated) and reports every known
-    problem found, most fundamental first. Exit codes: 0 a known problem found, 1 none, 2 usage error.
+    problem found, most fundamental first.
 
     Examples:
 

@@ -3,6 +3,7 @@
 Both end in one fleet report: the nodes grouped by stack, every node that differs from the
 majority and how, every failing node with its findings, and the hostnames to keep out of the job.
 Exit codes: 0 every node ready, 1 a node fails, drifts or sent no usable report, 2 usage error.
+Both commands are registered in cli/__init__.py (with --lang and their exit-code epilog).
 """
 
 from __future__ import annotations
@@ -115,7 +116,6 @@ def _emit(report, fmt: str, output: Optional[Path], exclude_file: Optional[Path]
     _write(text, output)
 
 
-@app.command("merge")
 def merge(
     paths: Annotated[List[str], typer.Argument(metavar="DIR|FILE...", help="Node reports (`flexdoctor check "
                                                 "--format json`), or directories of them (*.json).")],
@@ -163,7 +163,6 @@ def merge(
     raise typer.Exit(report.exit_code)
 
 
-@app.command("gather")
 def gather(
     python: PythonOpt = None,
     static: StaticOpt = False,

@@ -19,7 +19,7 @@ from typing_extensions import Annotated
 from ..cliutil import resolve_python
 from ..cliutil import split as _split
 from ..cliutil import usage_error as _usage_error
-from ._common import _console, _interactive, _size
+from ._common import _console, _interactive, _size, require_worker_python
 from ._safety import guard_cache_dirs
 
 
@@ -230,6 +230,8 @@ def warm_cache(
     from ..cache import locations, warm
     from ..cache import manifest as mf
     from ..cache.clear import shared
+    from ..text import t
+    from ..worker import lifetime
 
     if list_presets:
         for name, (doc, cfgs) in warm.PRESETS.items():
@@ -239,6 +241,7 @@ def warm_cache(
         raise typer.Exit(0)
 
     target = resolve_python(python)
+    require_worker_python(python, target)
     if jobs is not None and jobs < 1:
         raise _usage_error("--jobs must be at least 1")
     if timeout <= 0:
@@ -394,9 +397,13 @@ def warm_cache(
                                  "total_s": round(time.monotonic() - t_all, 3), "python": target}
             if run_info:
                 extra["run"] = run_info
+            write_errors = []  # a full disk: the results are still shown, then one line, exit 2
             if export is not None:
-                size = warm.write_bundle(str(export), export_dir, outcomes, fp, __version__)
-                extra["last_run"]["export"] = {"path": os.path.abspath(str(export)), "bytes": size}
+                try:
+                    size = warm.write_bundle(str(export), export_dir, outcomes, fp, __version__)
+                    extra["last_run"]["export"] = {"path": os.path.abspath(str(export)), "bytes": size}
+                except OSError as exc:
+                    write_errors.append(t("exit.not_written", what=export, error=exc.strerror or exc))
             try:
                 old = mf.read(root)
             except ValueError:
@@ -406,11 +413,15 @@ def warm_cache(
             mpath = None
             if warmed or run_ok:  # a run that warmed nothing must not make `check` call the cache warm
                 data = mf.merge(old, fp, warmed, after - before, root, __version__, extra)
-                mpath = mf.write(root, data)
-    except KeyboardInterrupt:
+                try:
+                    mpath = mf.write(root, data)
+                except OSError as exc:
+                    write_errors.append(t("exit.not_written", what=locations.manifest_path(root),
+                                          error=exc.strerror or exc))
+    except KeyboardInterrupt:  # Ctrl-C, SIGTERM, SIGHUP: the CLI entry prints the line and exits 128+n
         runner.kill_all()
-        typer.echo("flexdoctor: interrupted: nothing was written to the manifest", err=True)
-        raise typer.Exit(130)
+        lifetime.note(t("stopped.manifest_untouched"))
+        raise
     finally:
         if export_dir:
             shutil.rmtree(export_dir, ignore_errors=True)
@@ -449,15 +460,18 @@ def warm_cache(
     lr = extra.get("last_run", {})
     if lr.get("compile_wall_s") is not None:
         outc.print(f"warm-up: {lr['compile_wall_s']:.1f} s for {len(outcomes)} config(s) with {n_jobs} job(s)")
-    if export is not None:
+    if export is not None and "export" in lr:
         outc.print(f"exported {_size(lr.get('export', {}).get('bytes'))} to {export} "
                    f"(load it with: flexdoctor warm-cache --import {export} --cache-dir DIR)")
-    outc.print(f"manifest: {mpath}" if mpath else "manifest: unchanged (nothing was warmed)")
+    if not write_errors:
+        outc.print(f"manifest: {mpath}" if mpath else "manifest: unchanged (nothing was warmed)")
     outc.print(f"use this cache at training time: export TORCHINDUCTOR_CACHE_DIR={shlex.quote(root)}")
     if locations.in_temp(root):
         outc.print("[yellow]note[/]: this cache is under a temporary directory, often wiped on reboot and "
                    "private to a container; pick a persistent --cache-dir")
-    raise typer.Exit(1 if failed else 0)
+    for line in write_errors:
+        typer.echo(f"flexdoctor: error: {line}", err=True)
+    raise typer.Exit(2 if write_errors else 1 if failed else 0)
 
 
 def _print_fixes(console, ids: list) -> None:

@@ -1,7 +1,7 @@
 """``flexdoctor bench``: time every attention path in the target interpreter.
 
 The parent builds the grid (shape x dtype x mask x implementation x pass), runs
-``_bench_worker.py`` once for all of it (one ``import torch``, items strictly one after the
+``worker/_bench_worker.py`` once for all of it (one ``import torch``, items strictly one after the
 other), and restarts it after an item that crashed or hung, so one bad configuration never
 loses the rest. Results are plain data; ``render_*`` turn them into a table with bars, JSON
 or Markdown.
@@ -14,16 +14,13 @@ import datetime as _dt
 import json
 import time
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Callable, Optional
 
-from ..probes import _subprocess
 from ..text import t
+from ..worker import run as worker_run
+from ..worker import script
 
-WORKER = Path(__file__).with_name("_bench_worker.py")
-STAGE = "@@flexdoctor-stage "
-PART = "@@flexdoctor-part "
-RESULT = "@@flexdoctor-result "
+WORKER = script("_bench_worker.py")
 IMPLS = ("flex-compiled", "flex-eager", "sdpa-flash", "sdpa-efficient", "sdpa-cudnn", "sdpa-math", "flash-attn")
 MODES = ("fwd", "fwdbwd")
 DTYPES = ("float16", "bfloat16", "float32")
@@ -124,42 +121,35 @@ def run(python: str, cases: list[Case], impls: list = list(IMPLS), modes: list =
     while start < len(items):
         cfg = {"items": payload_items, "start": start, "reps": reps, "warmup": warmup, "budget_s": budget_s,
                "device": device, "seed": seed}
-        seen: dict = {"current": None, "stage": None, "result": None, "env": None}
+        seen: dict = {"current": None}
 
-        def on_line(line: str) -> None:
-            if line.startswith(STAGE):
-                name = line[len(STAGE):].strip()
-                seen["stage"] = name
-                if name.startswith("item "):
-                    i = int(name.split()[1])
-                    seen["current"] = i
-                    results[i].status = "running"
-                    if on_event:
-                        on_event(i, len(items), results[i])
-            elif line.startswith(PART):
-                try:
-                    data = json.loads(line[len(PART):])
-                except ValueError:
-                    return
-                if "env" in data:
-                    report.env = data["env"]
-                    return
-                i = data.get("item")
-                if isinstance(i, int) and 0 <= i < len(results):
-                    _fill(results[i], data)
-                    seen["current"] = None
-                    if on_event:
-                        on_event(i, len(items), results[i])
-            elif line.startswith(RESULT):
-                try:
-                    seen["result"] = json.loads(line[len(RESULT):])
-                except ValueError:
-                    seen["result"] = {}
+        def on_stage(name: str) -> None:
+            if name.startswith("item "):
+                i = int(name.split()[1])
+                seen["current"] = i
+                results[i].status = "running"
+                if on_event:
+                    on_event(i, len(items), results[i])
 
-        code, timed_out, stderr, start_error = _stream([python, str(WORKER), json.dumps(cfg)], item_timeout, on_line)
-        if start_error:
-            raise BenchError(start_error)
-        res = seen["result"]
+        def on_part(_name: Optional[str], data: object) -> None:
+            if not isinstance(data, dict):
+                return
+            if "env" in data:
+                report.env = data["env"]
+                return
+            i = data.get("item")
+            if isinstance(i, int) and 0 <= i < len(results):
+                _fill(results[i], data)
+                seen["current"] = None
+                if on_event:
+                    on_event(i, len(items), results[i])
+
+        wire = worker_run.Reader(on_stage=on_stage, on_part=on_part)
+        done = worker_run.stream([python, str(WORKER), json.dumps(cfg)], wire.feed, idle_timeout=item_timeout)
+        code, timed_out, stderr = done.returncode, done.timed_out, done.stderr
+        if done.start_error:
+            raise BenchError(done.start_error)
+        res = (wire.result() or {}) if wire.result_text is not None else None
         if res is not None:
             if res.get("error") == "no-cuda":
                 raise BenchError(t("bench.no_cuda", python=python))
@@ -168,9 +158,9 @@ def run(python: str, cases: list[Case], impls: list = list(IMPLS), modes: list =
         cur = seen["current"]
         if cur is None:
             # Died outside an item: before the first (import torch) or between items.
-            done = [i for i, r in enumerate(results) if r.status not in ("pending", "running")]
-            if not done and not report.env:
-                raise BenchError(_subprocess.tail(stderr, 8) or f"the benchmark worker exited with status {code}")
+            done_items = [i for i, r in enumerate(results) if r.status not in ("pending", "running")]
+            if not done_items and not report.env:
+                raise BenchError(worker_run.tail(stderr, 8) or f"the benchmark worker exited with status {code}")
             nxt = [i for i in range(start, len(results)) if results[i].status in ("pending", "running")]
             if not nxt:
                 break
@@ -178,8 +168,8 @@ def run(python: str, cases: list[Case], impls: list = list(IMPLS), modes: list =
         what = "timeout" if timed_out else ("crash" if code is not None and code < 0 else "error")
         results[cur].status = what
         results[cur].reason = t("bench.worker_failed", what={"timeout": "hung", "crash": "crashed"}.get(what, "failed"),
-                                stage=seen["stage"] or "?") + (
-            f": {_subprocess.tail(stderr, 3)}" if stderr.strip() and not timed_out else "")
+                                stage=wire.stage or "?") + (
+            f": {worker_run.tail(stderr, 3)}" if stderr.strip() and not timed_out else "")
         if on_event:
             on_event(cur, len(items), results[cur])
         start = cur + 1
@@ -194,12 +184,6 @@ def _fill(m: Measurement, data: dict) -> None:
     for f in dataclasses.fields(Measurement):
         if f.name in data and f.name not in ("case", "impl", "mode"):
             setattr(m, f.name, data[f.name])
-
-
-def _stream(argv: list, idle_timeout: float, on_line: Callable[[str], None]):
-    """Run ``argv``; call ``on_line`` per stdout line; kill it when one item runs past ``idle_timeout``."""
-    done = _subprocess.stream(argv, on_line, idle_timeout=idle_timeout)
-    return done.returncode, done.timed_out, done.stderr, done.start_error
 
 
 # --------------------------------------------------------------------------- rendering

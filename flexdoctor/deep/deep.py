@@ -10,16 +10,13 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import json
-from pathlib import Path
 from typing import Callable, Optional
 
 from ..facts import DeepFacts, ProbeError, from_jsonable
-from ..probes import _subprocess
+from ..worker import run as worker_run
+from ..worker import script
 
-SCRIPT = Path(__file__).with_name("_deep_probe.py")
-STAGE = "@@flexdoctor-stage "
-PART = "@@flexdoctor-part "
-RESULT = "@@flexdoctor-result "
+SCRIPT = script("_deep_probe.py")
 DEFAULT_TIMEOUT = 300.0
 _LISTENERS: list = []
 
@@ -27,7 +24,7 @@ _LISTENERS: list = []
 @contextlib.contextmanager
 def listen(callback: Callable[[str], None]):
     """Call ``callback(stage)`` as each deep-probe stage starts (progress for ``check --deep``),
-    also when the probe is started by ``probes.gather(deep=True)``."""
+    also when ``probes.gather`` runs it."""
     _LISTENERS.append(callback)
     try:
         yield
@@ -63,19 +60,9 @@ def probe(
         if on_stage is not None:
             on_stage(name)
 
-    stdout, stderr, code, timed_out, start_error = _run_streaming(
-        [python, str(SCRIPT), json.dumps(cfg)], timeout, stage_seen)
-    return parse(stdout, stderr, code, timed_out, start_error, timeout)
-
-
-def _run_streaming(argv: list, timeout: float, on_stage: Optional[Callable[[str], None]]):
-    """Run ``argv``, feeding stage lines to ``on_stage`` live; kill the group after ``timeout``."""
-    def on_line(line: str) -> None:
-        if on_stage is not None and line.startswith(STAGE):
-            on_stage(line[len(STAGE):].strip())
-
-    done = _subprocess.stream(argv, on_line, timeout=timeout)
-    return done.stdout, done.stderr, done.returncode, done.timed_out, done.start_error
+    done = worker_run.stream([python, str(SCRIPT), json.dumps(cfg)], worker_run.Reader(on_stage=stage_seen).feed,
+                             timeout=timeout)
+    return parse(done.stdout, done.stderr, done.returncode, done.timed_out, done.start_error, timeout)
 
 
 def parse(stdout: str, stderr: str, returncode: Optional[int], timed_out: bool = False,
@@ -83,31 +70,10 @@ def parse(stdout: str, stderr: str, returncode: Optional[int], timed_out: bool =
     """Facts from the probe's output, whole or partial."""
     if start_error:
         return ProbeError(f"could not start the deep probe: {start_error}", kind="error", stage="start")
-    stage = None
-    result = None
-    parts: dict = {}
-    for line in stdout.splitlines():
-        if line.startswith(STAGE):
-            stage = line[len(STAGE):].strip()
-        elif line.startswith(PART):
-            body = line[len(PART):]
-            cut = min((i for i in (body.find(" {"), body.find(" [")) if i >= 0), default=-1)
-            if cut < 0:
-                continue
-            name, payload = body[:cut], body[cut + 1:]
-            try:
-                parts[name] = json.loads(payload)
-            except ValueError:
-                pass
-        elif line.startswith(RESULT):
-            result = line[len(RESULT):]
-    data = None
-    if result is not None:
-        try:
-            data = json.loads(result)
-        except ValueError:
-            data = None
-    detail = _subprocess.tail(stderr, 12) or None
+    wire = worker_run.read(stdout)
+    stage, data = wire.stage, wire.result()
+    parts = {name: value for name, value in wire.parts if name}
+    detail = worker_run.tail(stderr, 12) or None
     if data is not None:
         if "import_error" in data:
             return ProbeError(data["import_error"], kind="import-error", stage="import torch")
@@ -138,7 +104,7 @@ def _failure(returncode: Optional[int], timed_out: bool, stage: Optional[str], d
         return ProbeError(f"the deep probe did not finish in {timeout:g} s (hung{where})", kind="timeout",
                           stage=stage, detail=detail)
     if returncode is not None and returncode < 0:
-        sig = _subprocess.Completed(returncode, "", "").signal_name
+        sig = worker_run.Completed(returncode, "", "").signal_name
         if sig == "SIGKILL":
             msg = f"the deep probe was killed ({sig}{where}: out of host memory?)"
         else:

@@ -1,6 +1,6 @@
 """The GPUs of one node together (``check --deep`` with two or more GPUs): NVML topology and
-links from this process, peer access and an all-reduce from ``_multigpu_probe.py`` run by the
-target interpreter, time-boxed.
+links from this process, peer access and an all-reduce from ``worker/_multigpu_probe.py`` run by
+the target interpreter, time-boxed.
 
 NVML (no torch): for every pair the common ancestor (nvmlDeviceGetTopologyCommonAncestor: the
 ``nvidia-smi topo -m`` levels) and NVML's P2P read status; for every GPU its active NVLinks
@@ -15,16 +15,13 @@ from __future__ import annotations
 import dataclasses
 import json
 import threading
-from pathlib import Path
 from typing import Callable, Optional
 
 from ..facts import AllReduce, GpuLink, GpuPair, MultiGpuFacts, ProbeError, from_jsonable
-from ..probes import _subprocess
+from ..worker import run as worker_run
+from ..worker import script
 
-SCRIPT = Path(__file__).with_name("_multigpu_probe.py")
-STAGE = "@@flexdoctor-stage "
-PART = "@@flexdoctor-part "
-RESULT = "@@flexdoctor-result "
+SCRIPT = script("_multigpu_probe.py")
 DEFAULT_TIMEOUT = 120.0  # the worker's own time box for the all-reduce is 30 s shorter
 DEFAULT_BYTES = 256 << 20  # 256 MiB: large enough that bandwidth, not latency, decides
 # nvidia-smi topo -m names of NVML's common-ancestor levels.
@@ -210,16 +207,15 @@ def probe(python: str, timeout: float = DEFAULT_TIMEOUT, nbytes: int = DEFAULT_B
 
     from .deep import _notify  # the progress line of `check --deep`
 
-    def seen(line: str) -> None:
-        if line.startswith(STAGE):
-            name = line[len(STAGE):].strip()
-            sampler.on_stage(name)
-            _notify(f"GPUs together: {name}")
-            if on_stage is not None:
-                on_stage(name)
+    def seen(name: str) -> None:
+        sampler.on_stage(name)
+        _notify(f"GPUs together: {name}")
+        if on_stage is not None:
+            on_stage(name)
 
     try:
-        done = _subprocess.stream([python, str(SCRIPT), json.dumps(cfg)], seen, timeout=timeout)
+        done = worker_run.stream([python, str(SCRIPT), json.dumps(cfg)], worker_run.Reader(on_stage=seen).feed,
+                                 timeout=timeout)
     finally:
         sampler.stop()
         topo.close()
@@ -245,30 +241,18 @@ def parse(stdout: str, stderr: str, returncode: Optional[int], timed_out: bool =
     """Facts from the worker's output, whole or partial, joined with the NVML topology."""
     if start_error:
         return ProbeError(f"could not start the multi-GPU probe: {start_error}", kind="error", stage="start")
-    stage, result, parts = None, None, {}
-    for line in stdout.splitlines():
-        if line.startswith(STAGE):
-            stage = line[len(STAGE):].strip()
-        elif line.startswith(PART):
-            name, _, payload = line[len(PART):].partition(" ")
-            try:
-                parts[name] = json.loads(payload)
-            except ValueError:
-                pass
-        elif line.startswith(RESULT):
-            try:
-                result = json.loads(line[len(RESULT):])
-            except ValueError:
-                result = None
+    wire = worker_run.read(stdout)
+    stage, result = wire.stage, wire.result()
+    parts = {name: value for name, value in wire.parts if name}
     incomplete = None
     if result is None:
         where = f" during '{stage}'" if stage else ""
-        detail = _subprocess.tail(stderr, 12) or None
+        detail = worker_run.tail(stderr, 12) or None
         if timed_out:
             incomplete = ProbeError(f"the multi-GPU probe did not finish in {timeout:g} s (hung{where})",
                                     kind="timeout", stage=stage, detail=detail)
         elif returncode is not None and returncode < 0:
-            sig = _subprocess.Completed(returncode, "", "").signal_name
+            sig = worker_run.Completed(returncode, "", "").signal_name
             incomplete = ProbeError(f"the multi-GPU probe crashed ({sig}{where})", kind="crash", stage=stage,
                                     detail=detail)
         else:

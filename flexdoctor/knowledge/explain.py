@@ -14,6 +14,7 @@ import re
 from dataclasses import dataclass, field
 from typing import IO, Iterable, Iterator, Optional
 
+from ..wheels import explain_context
 from . import Entry, entries
 
 MAX_LINE = 64 * 1024  # bytes of one line that are matched; the rest of a longer line is skipped
@@ -42,6 +43,7 @@ class Problem:
     entry: Entry
     hits: list[Hit] = field(default_factory=list)
     count: int = 0
+    context: dict = field(default_factory=dict)  # placeholder values read from the log (wheels.explain_context)
 
     @property
     def first_line(self) -> int:
@@ -113,6 +115,7 @@ def scan_lines(lines: Iterable[str], matcher: Optional[Matcher] = None) -> Resul
         for e in matcher.match(line):
             ids.add(e.id)
             found.setdefault(e.id, Problem(e)).add(Hit(n, _shorten(line)))
+            found[e.id].context.update(explain_context(e.id, line))
         if prev is not None and prev.strip() and line.strip():
             joined = prev.rstrip() + " " + line.strip()
             for e in matcher.match(joined):

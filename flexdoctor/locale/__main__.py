@@ -8,7 +8,8 @@ from __future__ import annotations
 
 import sys
 
-from ..text import audit, available, english_words
+from ..text import available
+from .audit import audit, english_words
 
 
 def main(argv: list[str]) -> int:

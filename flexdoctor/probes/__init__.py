@@ -54,11 +54,14 @@ def gather(
     runtime: bool = True,
     timeouts: Optional[dict] = None,
     on_done: Optional[Callable[[str], None]] = None,
-    deep: bool = False,
+    deep: Optional[Callable[[float], Any]] = None,
     config: Optional[str] = None,
+    multi_gpu: Optional[Callable[[float], Any]] = None,
 ) -> Facts:
     """Collect all facts. ``runtime=False`` skips the ``import torch`` tier (``--static``);
-    ``deep=True`` also runs the real kernels (flexdoctor.deep, ``check --deep``)."""
+    ``deep(timeout)`` also runs the real kernels (``check --deep`` passes flexdoctor.deep's
+    probe: deep/ stands beside probes/, which never import it); ``multi_gpu(timeout)`` the GPUs
+    of the node together (deep.multigpu), before the deep probe."""
     from . import cache, gpu, host, interp, toolchain, torch_runtime
 
     limits = {**DEFAULT_TIMEOUTS, **(timeouts or {})}
@@ -72,27 +75,29 @@ def gather(
     if runtime:
         specs["torch_runtime"] = lambda: torch_runtime.probe(python, timeout=limits["torch_runtime"])
     job_limits = dict(limits)
-    if deep:
-        from ..deep import deep as deep_probe
-        from ..deep import multigpu
-
-        # The all-reduce runs first and alone: the deep probe's kernels on GPU 0 would share the
-        # GPUs with it and lower the bandwidth it measures. On one GPU it returns at once.
+    if multi_gpu is not None:
+        # The node's GPUs together run first and alone: the deep probe's kernels on GPU 0 would
+        # share the GPUs with the all-reduce and lower the bandwidth it measures. On a node with
+        # fewer than two GPUs the multi-GPU probe returns at once.
         multi_done = threading.Event()
 
-        def multi_gpu():
+        def run_multi():
             try:
-                return multigpu.probe(python, timeout=limits["multi_gpu"])
+                return multi_gpu(limits["multi_gpu"])
             finally:
                 multi_done.set()
 
-        def deep_after():
-            multi_done.wait(limits["multi_gpu"] + 5.0)
-            return deep_probe.probe(python, timeout=limits["deep"])
+        specs["multi_gpu"] = run_multi
+    if deep is not None:
+        if multi_gpu is not None:
+            def run_deep():
+                multi_done.wait(limits["multi_gpu"] + 5.0)
+                return deep(limits["deep"])
 
-        specs["multi_gpu"] = multi_gpu
-        specs["deep"] = deep_after
-        job_limits["deep"] = limits["deep"] + limits["multi_gpu"] + 5.0
+            specs["deep"] = run_deep
+            job_limits["deep"] = limits["deep"] + limits["multi_gpu"] + 5.0
+        else:
+            specs["deep"] = lambda: deep(limits["deep"])
     from . import diffusers as project_probe  # ``config``: a SimpleTuner config (check --config)
 
     specs["project"] = lambda: project_probe.probe(python, config=config, runtime=runtime,

@@ -8,16 +8,16 @@ Nothing here imports diffusers, torch or SimpleTuner into flexdoctor. A broken `
 from __future__ import annotations
 
 import os
-from pathlib import Path
 from typing import Optional
 
 from ..facts import ProbeError, ProjectFacts, from_jsonable
 from ..project import ConfigError, DiffusersFacts, ProjectConfig, load_config
 from ..project import tables
-from . import _subprocess
+from ..worker import run as worker_run
+from ..worker import script
 from .interp import read_result
 
-SCRIPT = Path(__file__).with_name("_diffusers_probe.py")
+SCRIPT = script("_diffusers_probe.py")
 ENV_KEYS = ("DIFFUSERS_ATTN_BACKEND", "DIFFUSERS_ATTN_CHECKS")
 
 
@@ -60,7 +60,7 @@ def run_script(python: str, backend: Optional[str], env_vars: dict, timeout: flo
     env.update(env_vars)
     # Belt and braces: the script enables nothing, but nothing it imports may reach the Hub.
     env.update({"HF_HUB_OFFLINE": "1", "HF_HUB_DISABLE_TELEMETRY": "1", "DIFFUSERS_VERBOSITY": "error"})
-    done = _subprocess.run([python, str(SCRIPT), backend or ""], timeout=timeout, env=env)
+    done = worker_run.run([python, str(SCRIPT), backend or ""], timeout=timeout, env=env)
     data = read_result(done, "the diffusers probe")
     if isinstance(data, ProbeError):
         return data

@@ -2,15 +2,15 @@
 
 from __future__ import annotations
 
-import json
 import os
 import sys
-from pathlib import Path
 
 from ..facts import ProbeError, PythonFacts, TorchStaticFacts, from_jsonable
-from . import _subprocess
+from ..worker import run as worker_run
+from ..worker import script
+from ..worker.run import tail
 
-SCRIPT = Path(__file__).with_name("_interp_probe.py")
+SCRIPT = script("_interp_probe.py")
 
 
 def probe(python: str, timeout: float = 15.0) -> tuple[PythonFacts | ProbeError, TorchStaticFacts | ProbeError | None]:
@@ -18,23 +18,39 @@ def probe(python: str, timeout: float = 15.0) -> tuple[PythonFacts | ProbeError,
     if _same_interpreter(python):
         # The script is stdlib-only and imports nothing it reports on, so running it here
         # gives the same answer as a subprocess, ~0.1 s sooner.
-        from . import _interp_probe
+        from ..worker import _interp_probe
 
         return _parse(_interp_probe.collect())
-    done = _subprocess.run([python, str(SCRIPT)], timeout=timeout)
+    done = worker_run.run([python, str(SCRIPT)], timeout=timeout)
     err = failure(done, f"{python} {SCRIPT.name}")
     if err is not None:
         return err, err
-    try:
-        data = json.loads(done.stdout.strip().splitlines()[-1])
-    except (ValueError, IndexError):
+    data = worker_run.read(done.stdout).result()
+    if data is None:
         bad = ProbeError(
             "the interpreter printed something that is not the probe's JSON",
             kind="garbage",
-            detail=_subprocess.tail(done.stdout + done.stderr),
+            detail=tail(done.stdout + done.stderr),
         )
         return bad, bad
     return _parse(data)
+
+
+# Every Python answers this, 2.x included (no f-string, no print function).
+_VERSION = "import sys; sys.stdout.write('%d.%d.%d' % tuple(sys.version_info[:3]))"
+
+
+def version(python: str, timeout: float = 30.0) -> tuple | ProbeError:
+    """The interpreter's (major, minor, micro), also for one too old to run the probe scripts."""
+    done = worker_run.run([python, "-c", _VERSION], timeout=timeout)
+    err = failure(done, python)
+    if err is not None:
+        return err
+    try:
+        return tuple(int(part) for part in done.stdout.strip().split("."))
+    except ValueError:
+        return ProbeError(f"{python} -c 'import sys' printed {tail(done.stdout, 1)!r}, not a version",
+                          kind="garbage", detail=tail(done.stdout + done.stderr) or None)
 
 
 def _parse(data: dict):
@@ -75,40 +91,32 @@ def _venv_prefix(executable: str) -> str | None:
     return None
 
 
-def failure(done: _subprocess.Completed, what: str, stage: str | None = None) -> ProbeError | None:
+def failure(done: worker_run.Completed, what: str, stage: str | None = None) -> ProbeError | None:
     """A ProbeError for a subprocess that did not exit 0, or None."""
     if done.start_error:
         return ProbeError(f"could not start: {done.start_error}", kind="error", stage=stage)
     if done.timed_out:
         return ProbeError(f"{what} did not finish in time", kind="timeout", stage=stage,
-                          detail=_subprocess.tail(done.stderr) or None)
+                          detail=tail(done.stderr) or None)
     if done.signal_name:
         return ProbeError(f"{what} crashed ({done.signal_name})", kind="crash", stage=stage,
-                          detail=_subprocess.tail(done.stderr) or None)
+                          detail=tail(done.stderr) or None)
     if done.returncode != 0:
         return ProbeError(f"{what} exited with status {done.returncode}", kind="error", stage=stage,
-                          detail=_subprocess.tail(done.stderr) or None)
+                          detail=tail(done.stderr) or None)
     return None
 
 
-STAGE = "@@flexdoctor-stage "
-RESULT = "@@flexdoctor-result "
-
-
-def read_result(done: _subprocess.Completed, what: str):
+def read_result(done: worker_run.Completed, what: str):
     """The JSON result of a probe script speaking the stage/result line protocol
     (see _torch_probe.py), or a ProbeError naming the last stage it reached."""
-    stage = result = None
-    for line in done.stdout.splitlines():
-        if line.startswith(STAGE):
-            stage = line[len(STAGE):].strip()
-        elif line.startswith(RESULT):
-            result = line[len(RESULT):]
-    if result is None:
+    wire = worker_run.read(done.stdout)
+    stage = wire.stage
+    if wire.result_text is None:
         return failure(done, what, stage=stage) or ProbeError(
             f"{what} printed no result", kind="garbage", stage=stage,
-            detail=_subprocess.tail(done.stdout + done.stderr) or None)
-    try:
-        return json.loads(result)
-    except ValueError:
-        return ProbeError(f"{what} printed garbage", kind="garbage", stage=stage, detail=_subprocess.tail(result))
+            detail=tail(done.stdout + done.stderr) or None)
+    data = wire.result()
+    if data is None:
+        return ProbeError(f"{what} printed garbage", kind="garbage", stage=stage, detail=tail(wire.result_text))
+    return data

@@ -16,7 +16,7 @@ import sys
 from pathlib import Path
 
 from ..facts import Compiler, CudaHome, LibCuda, Nvcc, ProbeError, ToolchainFacts
-from . import _subprocess
+from ..worker import run as worker_run
 
 _RELEASE = re.compile(r"release (\d+)\.(\d+)")
 
@@ -26,14 +26,14 @@ def nvcc(timeout: float = 10.0, path: str | None = None) -> Nvcc | ProbeError | 
     path = path or shutil.which("nvcc")
     if path is None:
         return None
-    done = _subprocess.run([path, "--version"], timeout=timeout)
+    done = worker_run.run([path, "--version"], timeout=timeout)
     text = (done.stdout + done.stderr).strip()
     if done.start_error or done.timed_out or done.returncode != 0:
         why = done.start_error or ("timed out" if done.timed_out else f"exit status {done.returncode}")
-        return ProbeError(f"{path} --version failed: {why}", detail=_subprocess.tail(text) or None)
+        return ProbeError(f"{path} --version failed: {why}", detail=worker_run.tail(text) or None)
     m = _RELEASE.search(text)
     return Nvcc(path=path, version=f"{m.group(1)}.{m.group(2)}" if m else None,
-                output=_subprocess.tail(text, 6) or None)
+                output=worker_run.tail(text, 6) or None)
 
 
 def _toolkit_version(root: Path) -> str | None:
@@ -136,7 +136,7 @@ def libcuda(timeout: float = 5.0) -> LibCuda | ProbeError | None:
         dirs, method = [], "ldconfig"
         ldconfig = "/sbin/ldconfig" if os.path.exists("/sbin/ldconfig") else shutil.which("ldconfig")
         if ldconfig:
-            done = _subprocess.run([ldconfig, "-p"], timeout=timeout)
+            done = worker_run.run([ldconfig, "-p"], timeout=timeout)
             dirs = [
                 os.path.dirname(line.split()[-1])
                 for line in done.stdout.splitlines()

@@ -285,6 +285,8 @@ def _load_json(file: Path, text: str) -> dict:
         data = json.loads(text)
     except ValueError as exc:
         raise ConfigError(f"{file}: not valid JSON ({exc})") from None
+    except RecursionError:
+        raise ConfigError(f"{file}: not valid JSON (nested too deeply to read)") from None
     if not isinstance(data, dict):
         raise ConfigError(f"{file}: the top level must be an object of options, not {type(data).__name__}")
     return data

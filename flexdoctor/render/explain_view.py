@@ -20,7 +20,7 @@ def _where(hit: Hit) -> str:
 
 def _problem_text(index: int, p: Problem, width: int) -> list[str]:
     e = p.entry
-    fix = e.render()
+    fix = e.render(**p.context)
     wrap = lambda s: textwrap.fill(s, width, initial_indent="    ", subsequent_indent="    ")  # noqa: E731
     out = [f"[{index}] {e.id} {e.symbol}: {e.title}"]
     for h in p.hits:
@@ -50,7 +50,7 @@ def render_text(result: Result, source: str, width: int = 100) -> str:
 
 def _problem_dict(p: Problem) -> dict:
     e = p.entry
-    fix = e.render()
+    fix = e.render(**p.context)
     return {
         "id": e.id,
         "symbol": e.symbol,

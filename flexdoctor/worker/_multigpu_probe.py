@@ -17,39 +17,16 @@
 # Config keys: bytes, iters, warmup, load_seconds, timeout, backend (nccl | gloo), device
 # (cuda | cpu: gloo on CPU processes, for tests), world (cpu only), stall_rank (tests: that rank
 # sleeps instead of joining the timed loop, the way a rank stuck on a broken link does).
-# Protocol (stdout): "@@flexdoctor-stage NAME" lines as work starts, "@@flexdoctor-part NAME JSON"
-# after each finished section, then one "@@flexdoctor-result JSON" line.
+# Protocol (stdout): the lines of _wire.py: stages as work starts ("all-reduce load" while the
+# parent may read the PCIe links), the peer matrix as a part, then the result.
 import json
 import os
 import sys
 import time
-import traceback
 
-STAGE = "@@flexdoctor-stage "
-PART = "@@flexdoctor-part "
-RESULT = "@@flexdoctor-result "
-_T0 = time.time()
-
-
-def stage(name):
-    sys.stdout.write(STAGE + name + "\n")
-    sys.stdout.flush()
-
-
-def part(name, value):
-    sys.stdout.write("\n" + PART + name + " " + json.dumps(value, default=str) + "\n")
-    sys.stdout.flush()
-
-
-def emit(out):
-    stage("done")
-    out["seconds"] = round(time.time() - _T0, 3)
-    sys.stdout.write("\n" + RESULT + json.dumps(out, default=str) + "\n")
-    sys.stdout.flush()
-
-
-def short_error(exc):
-    return "".join(traceback.format_exception_only(type(exc), exc)).strip()[-2000:]
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))  # _wire, even under -P / PYTHONSAFEPATH
+import _wire  # noqa: E402  (and drops this folder from sys.path again)
+from _wire import emit, part, short_error, stage  # noqa: E402, F401
 
 
 def _timedelta(seconds):
@@ -178,7 +155,7 @@ def main():
             return
         stage("peer access")
         out["p2p"] = peer_matrix(torch, world)
-        part("p2p", out["p2p"])
+        part(out["p2p"], "p2p")
     else:
         world = int(cfg.get("world", 2))
     if not dist.is_available() or (backend == "nccl" and not dist.is_nccl_available()):

@@ -1,38 +1,19 @@
 # Run BY THE TARGET INTERPRETER in a subprocess with a timeout, stdlib only, Python 3.8+.
 # Imports torch and asks it what it can do. A segfault, a hang or garbage here must never hurt
 # flexdoctor: the parent reads the last "stage" line to say where it died.
-# Protocol (stdout): lines "@@flexdoctor-stage NAME" as work starts, then one line
-# "@@flexdoctor-result JSON" at the end.
+# Protocol (stdout): the stage and result lines of _wire.py.
 import importlib.util
-import json
+import os
 import sys
-import time
 import traceback
 import warnings
 
-STAGE = "@@flexdoctor-stage "
-RESULT = "@@flexdoctor-result "
-
-
-_T = {"last": None, "since": time.time(), "stages": {}}
-
-
-def stage(name):
-    now = time.time()
-    if _T["last"] is not None:
-        _T["stages"][_T["last"]] = round(now - _T["since"], 3)
-    _T["last"], _T["since"] = name, now
-    sys.stdout.write(STAGE + name + "\n")
-    sys.stdout.flush()
-
-
-def short_error(exc):
-    lines = traceback.format_exception_only(type(exc), exc)
-    return "".join(lines).strip()[-4000:]
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))  # _wire, even under -P / PYTHONSAFEPATH
+import _wire  # noqa: E402  (and drops this folder from sys.path again)
+from _wire import short_error, stage  # noqa: E402
 
 
 def main():
-    t0 = time.time()
     out = {}
     stage("import torch")
     try:
@@ -40,7 +21,7 @@ def main():
     except BaseException as exc:  # SystemExit and friends from broken builds too
         out["import_error"] = short_error(exc)
         out["traceback"] = traceback.format_exc()[-8000:]
-        emit(out, t0)
+        _wire.emit(out)
         return
     out["version"] = str(torch.__version__)
     out["cuda"] = getattr(torch.version, "cuda", None)
@@ -110,15 +91,7 @@ def main():
     except BaseException as exc:
         out["flex_importable"] = False
         out["flex_import_error"] = short_error(exc)
-    emit(out, t0)
-
-
-def emit(out, t0):
-    stage("done")
-    out["stage_seconds"] = _T["stages"]
-    out["seconds"] = round(time.time() - t0, 3)
-    sys.stdout.write("\n" + RESULT + json.dumps(out, default=str) + "\n")
-    sys.stdout.flush()
+    _wire.emit(out)
 
 
 if __name__ == "__main__":

@@ -8,41 +8,17 @@
 # Compiles torch.compile(flex_attention) for one configuration (forward, and backward when
 # asked), timing the first calls and reading Inductor's cache counters, so the parent can tell a
 # cold compile from a cache hit. TORCHINDUCTOR_CACHE_DIR is set by the parent.
-# Protocol (stdout): "@@flexdoctor-stage NAME" lines as work starts, then one line
-# "@@flexdoctor-result JSON". A crash or hang is judged by the parent from the last stage line.
+# Protocol (stdout): the stage and result lines of _wire.py; a crash or hang is judged by the
+# parent from the last stage line.
 import json
 import os
 import sys
 import time
 import traceback
 
-STAGE = "@@flexdoctor-stage "
-RESULT = "@@flexdoctor-result "
-_T0 = time.time()
-_TIMES = {}
-_LAST = [None, _T0]
-
-
-def stage(name):
-    now = time.time()
-    if _LAST[0] is not None:
-        _TIMES[_LAST[0]] = round(now - _LAST[1], 3)
-    _LAST[0], _LAST[1] = name, now
-    sys.stdout.write(STAGE + name + "\n")
-    sys.stdout.flush()
-
-
-def emit(out):
-    stage("done")
-    out["stage_seconds"] = dict(_TIMES)
-    out["seconds"] = round(time.time() - _T0, 3)
-    sys.stdout.write("\n" + RESULT + json.dumps(out, default=str) + "\n")
-    sys.stdout.flush()
-
-
-def short_error(exc):
-    lines = traceback.format_exception_only(type(exc), exc)
-    return "".join(lines).strip()[-4000:]
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))  # _wire, even under -P / PYTHONSAFEPATH
+import _wire  # noqa: E402  (and drops this folder from sys.path again)
+from _wire import emit, short_error, stage  # noqa: E402
 
 
 def fingerprint(torch, device):
@@ -272,7 +248,7 @@ def main(argv):
             out = {"ok": True, "fingerprint": fingerprint(torch, device)}
     except BaseException as exc:  # noqa: B902 - every failure becomes a result line
         out = {"ok": False, "error": short_error(exc), "traceback": traceback.format_exc()[-8000:],
-               "stage": _LAST[0]}
+               "stage": _wire.last_stage()}
         try:
             out["counters"] = counters_snapshot()
         except BaseException:

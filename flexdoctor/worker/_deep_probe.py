@@ -7,9 +7,9 @@
 # torch.backends.cuda.can_use_* with debug on, so refusals come back in torch's own words),
 # compiled flex_attention per dtype against a float64 reference, and flash-attn / xformers if
 # installed. Inputs are fresh random tensors (never zeros); the seed is reported.
-# Protocol (stdout): "@@flexdoctor-stage NAME" lines as work starts, "@@flexdoctor-part NAME JSON"
-# after each finished section (so a crash or hang later keeps what was already measured), then
-# one line "@@flexdoctor-result JSON" at the end. The parent judges crashes from the last stage.
+# Protocol (stdout): the lines of _wire.py: stages as work starts, a named part after each
+# finished section (so a crash or hang later keeps what was already measured), then the result.
+# The parent judges crashes from the last stage.
 import importlib
 import importlib.util
 import json
@@ -18,15 +18,11 @@ import os
 import re
 import sys
 import time
-import traceback
 import warnings
 
-STAGE = "@@flexdoctor-stage "
-PART = "@@flexdoctor-part "
-RESULT = "@@flexdoctor-result "
-_T0 = time.time()
-_TIMES = {}
-_LAST = [None, _T0]
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))  # _wire, even under -P / PYTHONSAFEPATH
+import _wire  # noqa: E402  (and drops this folder from sys.path again)
+from _wire import emit, stage  # noqa: E402
 
 # Relative error ||out - ref|| / ||ref|| allowed against a float64 reference.
 TOLERANCE = {"float32": 1e-3, "float16": 1e-2, "bfloat16": 1e-2}
@@ -41,31 +37,8 @@ SDPA_BACKENDS = (
 FALLBACK_WARNING = "flex_attention called without torch.compile()"
 
 
-def stage(name):
-    now = time.time()
-    if _LAST[0] is not None:
-        _TIMES[_LAST[0]] = round(now - _LAST[1], 3)
-    _LAST[0], _LAST[1] = name, now
-    sys.stdout.write(STAGE + name + "\n")
-    sys.stdout.flush()
-
-
-def part(name, value):
-    sys.stdout.write("\n" + PART + name + " " + json.dumps(value, default=str) + "\n")
-    sys.stdout.flush()
-
-
-def emit(out):
-    stage("done")
-    out["stage_seconds"] = dict(_TIMES)
-    out["seconds"] = round(time.time() - _T0, 3)
-    sys.stdout.write("\n" + RESULT + json.dumps(out, default=str) + "\n")
-    sys.stdout.flush()
-
-
 def short_error(exc):
-    lines = traceback.format_exception_only(type(exc), exc)
-    return "".join(lines).strip()[-3000:]
+    return _wire.short_error(exc, 3000)
 
 
 _TRIGGERED = re.compile(r"\s*\(Triggered internally at [^)]*\)\.?\s*$", re.S)
@@ -284,7 +257,7 @@ def probe_flex(torch, device, cfg, gen):
         run["cache"] = {k: after.get(k, 0) - before.get(k, 0) for k in after}
         if "error" in run:
             runs.append(run)
-            part("flex " + dname, run)
+            _wire.part(run, "flex " + dname)
             continue
         if after:
             run["compiled_path"] = run["fallback_warning"] is None and after["frames_ok"] > before.get("frames_ok", 0)
@@ -315,7 +288,7 @@ def probe_flex(torch, device, cfg, gen):
             except BaseException as exc:
                 run["backward"] = {"error": short_error(exc)}
         runs.append(run)
-        part("flex " + dname, run)
+        _wire.part(run, "flex " + dname)
     return runs
 
 
@@ -500,8 +473,8 @@ def main():
     cfg.setdefault("flex_shape", [2, 4, 256, 64] if device == "cuda" else [1, 2, 128, 16])
     cfg.setdefault("flash_shape", [2, 4, 256, 64])
     out["flex_dtypes"] = list(cfg["flex_dtypes"])
-    part("meta", {k: out[k] for k in ("torch_version", "device", "device_name", "capability", "seed",
-                                       "flex_dtypes", "flex_skipped") if k in out})
+    _wire.part({k: out[k] for k in ("torch_version", "device", "device_name", "capability", "seed",
+                                     "flex_dtypes", "flex_skipped") if k in out}, "meta")
 
     sections = [s for s in cfg.get("sections") or ["sdpa", "flex", "flash_attn", "xformers"]]
     for name, fn in (("sdpa", probe_sdpa), ("flex", probe_flex), ("flash_attn", probe_flash_attn),
@@ -513,7 +486,7 @@ def main():
         except BaseException as exc:  # a probe bug must not lose the other sections
             out.setdefault("section_errors", {})[name] = short_error(exc)
         if name in out:
-            part(name, out[name])
+            _wire.part(out[name], name)
     emit(out)
 
 

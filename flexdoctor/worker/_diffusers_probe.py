@@ -2,31 +2,18 @@
 # Imports diffusers' attention dispatcher and reads what it supports. Never enables a backend,
 # never loads a model and never touches a *_hub backend (those download kernels).
 # Usage: _diffusers_probe.py [BACKEND]   BACKEND: an AttentionBackendName value to check.
-# Protocol (stdout) as _torch_probe.py: "@@flexdoctor-stage NAME" lines, then one
-# "@@flexdoctor-result JSON" line.
+# Protocol (stdout): the stage and result lines of _wire.py.
 import importlib.util
-import json
 import os
 import sys
-import time
-import traceback
 
-# This file sits next to flexdoctor/probes/diffusers.py: drop the script's own directory from the
-# path, or `import diffusers` would find flexdoctor's module instead of the real package.
-_HERE = os.path.dirname(os.path.abspath(__file__))
-sys.path[:] = [p for p in sys.path if os.path.abspath(p or os.curdir) != _HERE]
-
-STAGE = "@@flexdoctor-stage "
-RESULT = "@@flexdoctor-result "
-
-
-def stage(name):
-    sys.stdout.write(STAGE + name + "\n")
-    sys.stdout.flush()
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))  # _wire, even under -P / PYTHONSAFEPATH
+import _wire  # noqa: E402  (drops this folder from sys.path again: `import diffusers` finds the real one)
+from _wire import stage  # noqa: E402
 
 
 def short_error(exc):
-    return "".join(traceback.format_exception_only(type(exc), exc)).strip()[-2000:]
+    return _wire.short_error(exc, 2000)
 
 
 def drop_modules():
@@ -57,13 +44,12 @@ def import_dispatch(out):
 
 
 def main():
-    t0 = time.time()
     backend = sys.argv[1] if len(sys.argv) > 1 and sys.argv[1] else None
     out = {"env": {k: os.environ[k] for k in ("DIFFUSERS_ATTN_BACKEND", "DIFFUSERS_ATTN_CHECKS") if k in os.environ}}
     spec = importlib.util.find_spec("diffusers")
     if spec is None:
         out["version"] = None
-        emit(out, t0)
+        _wire.emit(out)
         return
     out["location"] = os.path.dirname(spec.origin or "") or None
     try:
@@ -101,14 +87,7 @@ def main():
                     check(ad.AttentionBackendName(backend))
                 except BaseException as exc:
                     out["requirement_error"] = str(exc).strip()[-2000:] or type(exc).__name__
-    emit(out, t0)
-
-
-def emit(out, t0):
-    stage("done")
-    out["seconds"] = round(time.time() - t0, 3)
-    sys.stdout.write("\n" + RESULT + json.dumps(out, default=str) + "\n")
-    sys.stdout.flush()
+    _wire.emit(out)
 
 
 if __name__ == "__main__":

@@ -1,8 +1,8 @@
 # Run BY THE TARGET INTERPRETER (flexdoctor check --python PATH), stdlib only, Python 3.8+.
 # Reports the interpreter and what is installed in it WITHOUT importing torch (which costs
-# 3-5 s): package metadata and torch/version.py read as text. Prints one JSON object.
+# 3-5 s): package metadata and torch/version.py read as text. Protocol (stdout): the result line
+# of _wire.py.
 import ast
-import json
 import os
 import sys
 import sysconfig
@@ -113,7 +113,11 @@ def collect():
 
 
 def main():
-    sys.stdout.write(json.dumps(collect()))
+    # Only when run as a script (flexdoctor also imports this module and calls collect()).
+    sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))  # even under -P / PYTHONSAFEPATH
+    import _wire
+
+    _wire.emit(collect())
 
 
 if __name__ == "__main__":

@@ -8,20 +8,20 @@
 # flash-attn if installed; forward and forward+backward. GPU timing: warm-up, CUDA events around
 # each call, median of many calls; fresh random inputs per case (never zeros). Peak memory from
 # torch.cuda.max_memory_allocated. An out-of-memory is a result, not a failure.
-# Protocol (stdout): "@@flexdoctor-stage NAME" as each item starts, "@@flexdoctor-part JSON" per
-# finished item (so a crash keeps the finished ones; the parent restarts after the item that
-# died), then "@@flexdoctor-result JSON" with the environment.
+# Protocol (stdout): the lines of _wire.py: a stage as each item starts, a part per finished item
+# (so a crash keeps the finished ones; the parent restarts after the item that died), then the
+# result with the environment.
 import json
 import os
 import statistics
 import sys
 import time
-import traceback
 import warnings
 
-STAGE = "@@flexdoctor-stage "
-PART = "@@flexdoctor-part "
-RESULT = "@@flexdoctor-result "
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))  # _wire, even under -P / PYTHONSAFEPATH
+import _wire  # noqa: E402  (and drops this folder from sys.path again)
+from _wire import stage  # noqa: E402
+
 SDPA = {"sdpa-flash": ("FLASH_ATTENTION", "can_use_flash_attention"),
         "sdpa-efficient": ("EFFICIENT_ATTENTION", "can_use_efficient_attention"),
         "sdpa-cudnn": ("CUDNN_ATTENTION", "can_use_cudnn_attention"),
@@ -29,18 +29,8 @@ SDPA = {"sdpa-flash": ("FLASH_ATTENTION", "can_use_flash_attention"),
 IMPLS = ("flex-compiled", "flex-eager", "sdpa-flash", "sdpa-efficient", "sdpa-cudnn", "sdpa-math", "flash-attn")
 
 
-def stage(name):
-    sys.stdout.write(STAGE + name + "\n")
-    sys.stdout.flush()
-
-
-def emit(prefix, value):
-    sys.stdout.write("\n" + prefix + json.dumps(value, default=str) + "\n")
-    sys.stdout.flush()
-
-
 def short_error(exc):
-    return "".join(traceback.format_exception_only(type(exc), exc)).strip()[-1500:]
+    return _wire.short_error(exc, 1500)
 
 
 class Unavailable(Exception):
@@ -283,11 +273,11 @@ def main():
     except Exception:
         pass
     if want == "cuda" and not has_cuda:
-        emit(RESULT, {"error": "no-cuda"})
+        _wire.emit({"error": "no-cuda"})
         return
     device = "cuda" if has_cuda and want in ("auto", "cuda") else "cpu"
     env = environment(torch, device)
-    emit(PART, {"env": env})
+    _wire.part({"env": env})
     try:
         import torch._dynamo
 
@@ -310,8 +300,8 @@ def main():
             state["reset"] = True
         res = bench_one(torch, case, impl, mode, device, gen, cfg, state)
         res["item"] = i
-        emit(PART, res)
-    emit(RESULT, {"env": env, "seed": seed})
+        _wire.part(res)
+    _wire.emit({"env": env, "seed": seed})
 
 
 if __name__ == "__main__":
