@@ -58,10 +58,12 @@ def test_every_entry_the_real_writers_wrote_is_identified_and_deleted(tmp_path):
     (tmp_path / "aten").mkdir()  # jit_utils.cpp get_cache_dir does not create a PYTORCH_KERNEL_CACHE_PATH itself
     # Inductor points Triton at <inductor>/triton/<device> unless TRITON_CACHE_DIR is set; the
     # standalone @triton.jit kernel then lands there too. Run it once more with its own dir.
-    done = subprocess.run([sys.executable, "-c", WRITE], env=env, capture_output=True, text=True, timeout=900)
+    script = tmp_path / "write_caches.py"  # @triton.jit needs its source in a file (not python -c)
+    script.write_text(WRITE)
+    done = subprocess.run([sys.executable, str(script)], env=env, capture_output=True, text=True, timeout=900)
     assert done.returncode == 0, done.stderr[-3000:]
     env2 = dict(env, TRITON_CACHE_DIR=str(tmp_path / "triton"), TORCHINDUCTOR_CACHE_DIR=str(tmp_path / "ind2"))
-    done = subprocess.run([sys.executable, "-c", WRITE], env=env2, capture_output=True, text=True, timeout=900)
+    done = subprocess.run([sys.executable, str(script)], env=env2, capture_output=True, text=True, timeout=900)
     assert done.returncode == 0, done.stderr[-3000:]
 
     # kinds: never the machine's own ~/.triton/cache (Triton's default when TRITON_CACHE_DIR is unset)
