@@ -13,6 +13,7 @@ from . import fleet_common as c
 
 def render(report: FleetReport, width: Optional[int] = None, color: bool = False, verbose: bool = False,
            exclude_file: Optional[str] = None, **_: object) -> str:
+    from rich.cells import cell_len
     from rich.console import Console
     from rich.padding import Padding
     from rich.text import Text
@@ -42,7 +43,8 @@ def render(report: FleetReport, width: Optional[int] = None, color: bool = False
         line(majority, "bold underline")
         g = report.majority_group
         for field in report.fields:
-            line(f"{c.label(field):<20} {c.value(g.stack.get(field))}", indent=2)
+            label = c.label(field)  # padded by display cells: CJK labels are two cells a character
+            line(label + " " * max(1, 21 - cell_len(label)) + c.value(g.stack.get(field)), indent=2)
         if verbose and len(report.groups) > 1:
             line(t("fleet.groups", count=len(report.groups)), "dim", indent=2)
             for other in report.groups:
