@@ -73,8 +73,8 @@ PROFILES = {
 
 VALID_SEVERITY = ("fail", "warn", "ignore")
 CONFIG_KEYS = ("profile", "select", "ignore", "strict", "severity")
-# Tables other features own: [tool.flexdoctor.warm] is warm-cache's.
-OTHER_TABLES = ("warm",)
+# Tables other features own: [tool.flexdoctor.warm] is warm-cache's, [tool.flexdoctor.fleet] fleet's.
+OTHER_TABLES = ("warm", "fleet")
 
 
 class ConfigError(ValueError):

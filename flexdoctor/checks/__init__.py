@@ -13,7 +13,7 @@ from typing import Optional
 
 from .base import CheckSpec, check  # noqa: F401  (re-exported for plugins)
 
-_BUILTIN_MODULES = ("platform", "gpu", "torch", "compiler", "toolchain", "cache", "deep", "diffusers")
+_BUILTIN_MODULES = ("platform", "gpu", "torch", "compiler", "toolchain", "cache", "deep", "diffusers", "multigpu")
 
 
 @dataclass(frozen=True)

@@ -33,7 +33,7 @@ CheckFunc = Callable[[Facts], Optional[Finding]]
 
 ID_RE = re.compile(r"^FD\d{3}$")
 SYMBOL_RE = re.compile(r"^[a-z0-9]+(-[a-z0-9]+)*$")
-AREAS = ("platform", "gpu", "torch", "compiler", "toolchain", "cache", "diffusers", "deep", "plugin")
+AREAS = ("platform", "gpu", "torch", "compiler", "toolchain", "cache", "diffusers", "deep", "multigpu", "plugin")
 DOC_HEADINGS = ("What it checks:", "Why it matters:", "How to fix:")
 
 

@@ -118,6 +118,7 @@ from . import check as _check  # noqa: E402
 from . import clear_cache as _clear_cache  # noqa: E402
 from . import explain as _explain  # noqa: E402
 from . import facts as _facts  # noqa: E402
+from . import fleet as _fleet  # noqa: E402
 from . import rules as _rules  # noqa: E402
 from . import warm_cache as _warm_cache  # noqa: E402
 
@@ -137,6 +138,10 @@ app.command("explain", epilog=_epilog("explain"))(_with_lang(_explain.explain))
 app.command("warm-cache", epilog=_epilog("warm-cache"))(_with_lang(_warm_cache.warm_cache))
 app.command("clear-cache", epilog=_epilog("clear-cache"))(_with_lang(_clear_cache.clear_cache))
 app.command("bench", epilog=_epilog("bench"))(_with_lang(_bench.bench))
+# `fleet` is a group: `fleet merge`, `fleet gather`.
+_fleet.app.command("merge", epilog=_epilog("fleet-merge"))(_with_lang(_fleet.merge))
+_fleet.app.command("gather", epilog=_epilog("fleet-gather"))(_with_lang(_fleet.gather))
+app.add_typer(_fleet.app, name="fleet")
 
 
 def main() -> None:

@@ -26,11 +26,14 @@ def _color(no_color: bool) -> bool:
 def _gather(python: str, static: bool, progress: bool, deep: bool = False, config=None):
     """Probe this machine; ``config`` is the SimpleTuner config :func:`_project` already parsed."""
     from ..deep import deep as deep_mod
+    from ..deep import multigpu
     from ..probes import gather
 
     deep_probe = (lambda timeout: deep_mod.probe(python, timeout=timeout)) if deep else None
+    # --deep on a node with two or more GPUs also runs them together (FD901-FD905), first.
+    multi_probe = (lambda timeout: multigpu.probe(python, timeout=timeout)) if deep else None
     if not progress or not sys.stderr.isatty() or in_ci():
-        return gather(python, runtime=not static, deep=deep_probe, config=config)
+        return gather(python, runtime=not static, deep=deep_probe, config=config, multi_gpu=multi_probe)
     from rich.console import Console
 
     console = Console(stderr=True)
@@ -39,7 +42,7 @@ def _gather(python: str, static: bool, progress: bool, deep: bool = False, confi
         if not deep:
             return gather(python, runtime=not static, config=config)
         with deep_mod.listen(lambda stage: status.update(f"flexdoctor: deep tier: {stage}…")):
-            return gather(python, runtime=not static, deep=deep_probe, config=config)
+            return gather(python, runtime=not static, deep=deep_probe, config=config, multi_gpu=multi_probe)
 
 
 def _settings(path: Optional[Path]):

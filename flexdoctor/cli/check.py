@@ -43,7 +43,8 @@ def check(
     static: StaticOpt = False,
     deep: Annotated[bool, typer.Option("--deep", help="Also run the real kernels here: SDPA per backend with "
                     "torch's refusal reasons, compiled flex_attention against float64, flash-attn, xformers "
-                    "(checks FD801-FD808; ~10-60 s, at most 300 s).")] = False,
+                    "(checks FD801-FD808; ~10-60 s, at most 300 s); on a node with several GPUs also peer "
+                    "access, NVLink/PCIe links and an NCCL all-reduce across them (FD901-FD905).")] = False,
     project_file: ProjectOpt = None,
     old_config: OldProjectOpt = None,
     verbose: Annotated[bool, typer.Option("--verbose", "-v",
