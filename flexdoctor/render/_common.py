@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import unicodedata
+
 from ..checks.base import AREAS
 from ..model import Report, Result, Status
 from ..text import t
@@ -21,3 +23,61 @@ def summary_line(report: Report) -> str:
     c = report.counts()
     return t("report.summary", passed=c["pass"], warned=c["warn"], failed=c["fail"],
              skipped=c["skip"], errors=c["error"])
+
+
+# Japanese line breaking (kinsoku): no line starts with closing punctuation or a small kana, and
+# none ends with an opening bracket.
+_NO_LINE_START = frozenset("、。，．・：；？！）」』】〉》〕］｝ーぁぃぅぇぉっゃゅょゎァィゥェォッャュョヮヵヶ々〜"
+                           ",.:;!?)]}%")
+_NO_LINE_END = frozenset("（「『【〈《〔［｛([{")
+
+
+def _wide(ch: str) -> bool:
+    return unicodedata.east_asian_width(ch) in ("W", "F")
+
+
+def _pieces(text: str) -> list[str]:
+    """``text`` cut where a line may break: after spaces, and between two characters of which one
+    is wide (CJK text has no spaces between words)."""
+    out: list[str] = []
+    cur = ""
+    for ch in text:
+        if cur:
+            prev = cur[-1]
+            if prev.isspace() and not ch.isspace():
+                out.append(cur)
+                cur = ""
+            elif (not ch.isspace() and not prev.isspace() and (_wide(prev) or _wide(ch))
+                  and ch not in _NO_LINE_START and prev not in _NO_LINE_END):
+                out.append(cur)
+                cur = ""
+        cur += ch
+    if cur:
+        out.append(cur)
+    return out
+
+
+def wrap(text: str, width: int, indent: str = "") -> str:
+    """``text`` filled to ``width`` terminal cells (what ``textwrap.fill`` does by characters), each
+    line starting with ``indent``. Cells, not characters: a CJK character takes two cells, a
+    Devanagari vowel sign none, so Japanese and Hindi lines fit the terminal like English ones."""
+    from rich.cells import cell_len, chop_cells
+
+    room = max(width - cell_len(indent), 10)
+    lines: list[str] = []
+    for paragraph in text.split("\n"):
+        line = ""
+        for piece in _pieces(paragraph.strip()):
+            if cell_len((line + piece).rstrip()) <= room:
+                line += piece
+                continue
+            if line.strip():
+                lines.append(line.rstrip())
+            line = piece
+            while cell_len(line.rstrip()) > room:  # longer than a line (a URL): cut it
+                head, *_ = chop_cells(line, room)
+                lines.append(head)
+                line = line[len(head):]
+        if line.strip() or not lines:
+            lines.append(line.rstrip())
+    return "\n".join(indent + ln if ln else ln for ln in lines)
