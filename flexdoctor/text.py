@@ -115,7 +115,15 @@ def has(key: str) -> bool:
 
 def t(key: str, **kwargs: object) -> str:
     """The text for ``key`` with ``{placeholders}`` filled; unknown placeholders stay visible."""
-    template = catalog(language()).get(key) or catalog("en").get(key)
+    return _fill(key, catalog(language()).get(key) or catalog("en").get(key), kwargs)
+
+
+def english(key: str, **kwargs: object) -> str:
+    """The English text for ``key`` whatever the report language (the ``message`` of JSON facts)."""
+    return _fill(key, catalog("en").get(key), kwargs)
+
+
+def _fill(key: str, template: Optional[str], kwargs: dict) -> str:
     if template is None:
         raise KeyError(f"no text for {key!r} in flexdoctor/locale/en.toml")
     try:
