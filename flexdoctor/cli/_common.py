@@ -12,7 +12,7 @@ from typing import Optional
 import typer
 from typing_extensions import Annotated
 
-from ..cliutil import in_ci
+from ..cliutil import in_ci, t
 from ..cliutil import usage_error as _usage_error
 
 
@@ -32,11 +32,12 @@ def _gather(python: str, static: bool, progress: bool, deep: bool = False, confi
     from rich.console import Console
 
     console = Console(stderr=True)
-    msg = "flexdoctor: probing GPU, driver, toolchain" + ("" if static else " and import torch") + "…"
-    with console.status(msg) as status:
+    from ..text import t
+
+    with console.status(t("cli.probing_static" if static else "cli.probing")) as status:
         if not deep:
             return gather(python, runtime=not static, config=config)
-        with deep_mod.listen(lambda stage: status.update(f"flexdoctor: deep tier: {stage}…")):
+        with deep_mod.listen(lambda stage: status.update(t("cli.probing_deep", stage=stage))):
             return gather(python, runtime=not static, deep=deep_probe, config=config)
 
 
@@ -45,7 +46,9 @@ def _settings(path: Optional[Path]):
 
     if path is not None:
         if not path.is_file():
-            raise policy.ConfigError(f"--settings {path}: no such file")
+            from ..text import t
+
+            raise policy.ConfigError(t("cli.no_such_file", what=f"--settings {path}"))
         return policy.load(path)
     found = policy.find_config(Path.cwd())
     return policy.load(found) if found else policy.Settings()
@@ -53,12 +56,14 @@ def _settings(path: Optional[Path]):
 
 def _require_interpreter(facts, python: Optional[str]) -> None:
     """--python must name a working Python: without one flexdoctor cannot inspect anything."""
+    from ..checks._util import probe_error_text
     from ..cliutil import resolve_python
     from ..facts import ProbeError
+    from ..text import t
 
     if python and isinstance(facts.python, ProbeError):
         require_worker_python(python, resolve_python(python))  # says "too old" when it is
-        raise _usage_error(f"--python {python}: not a working Python interpreter ({facts.python.message})")
+        raise _usage_error(t("exit.not_python", python=python, error=probe_error_text(facts.python)))
 
 
 def require_worker_python(flag: Optional[str], target: str) -> None:
@@ -66,6 +71,7 @@ def require_worker_python(flag: Optional[str], target: str) -> None:
     a Python at all) is an environment error, exit 2, before any work starts."""
     import sys
 
+    from ..checks._util import probe_error_text
     from ..facts import ProbeError
     from ..probes import interp
     from ..text import t
@@ -75,7 +81,7 @@ def require_worker_python(flag: Optional[str], target: str) -> None:
         return
     got = interp.version(target)
     if isinstance(got, ProbeError):
-        raise _usage_error(t("exit.not_python", python=flag or target, error=got.message))
+        raise _usage_error(t("exit.not_python", python=flag or target, error=probe_error_text(got)))
     if got < MIN_PYTHON:
         raise _usage_error(t("exit.python_too_old", python=flag or target, version=".".join(map(str, got)),
                              needs=".".join(map(str, MIN_PYTHON))))
@@ -88,7 +94,7 @@ def _project(path: Path):
     try:
         return load_config(path)
     except ConfigError as exc:
-        raise _usage_error(f"--config: {exc}")
+        raise _usage_error(t("cli.option_error", flag="--config", error=exc))
 
 
 def _attach_project(facts, project):
@@ -112,11 +118,11 @@ def _load_facts(path: Path):
             data = data["facts"]
         return Facts.load(data)
     except OSError as exc:
-        raise _usage_error(f"--from-facts {path}: {exc.strerror or exc}")
+        raise _usage_error(t("cli.file_error", what=f"--from-facts {path}", error=exc.strerror or exc))
     except (ValueError, UnicodeDecodeError) as exc:
-        raise _usage_error(f"--from-facts {path}: {exc}")
+        raise _usage_error(t("cli.file_error", what=f"--from-facts {path}", error=exc))
     except RecursionError:  # [[[[... a hundred thousand deep
-        raise _usage_error(f"--from-facts {path}: nested too deeply to read")
+        raise _usage_error(t("cli.too_deep", what=f"--from-facts {path}"))
 
 
 PythonOpt = Annotated[

@@ -16,7 +16,7 @@ from typing import List, Optional
 import typer
 from typing_extensions import Annotated
 
-from ..cliutil import EXIT_USAGE, in_ci, resolve_python
+from ..cliutil import EXIT_USAGE, choose, in_ci, resolve_python, t
 from ..cliutil import split as _split
 from ..cliutil import usage_error as _usage_error
 from ..cliutil import write as _write
@@ -35,9 +35,9 @@ def _ints(values: Optional[List[str]], flag: str, default: list) -> list:
         try:
             n = int(w2[:-1] if mult > 1 else w2) * mult
         except ValueError:
-            raise _usage_error(f"{flag}: expected whole numbers (1024 or 1k), got {w!r}")
+            raise _usage_error(t("cli.whole_numbers", flag=flag, value=repr(w)))
         if n <= 0:
-            raise _usage_error(f"{flag}: must be positive, got {w!r}")
+            raise _usage_error(t("cli.positive", flag=flag, value=repr(w)))
         out.append(n)
     return out
 
@@ -46,7 +46,7 @@ def _choices(values: Optional[List[str]], flag: str, allowed: tuple, default: li
     words = [aliases.get(w.lower(), w.lower()) for w in _split(values)] or list(default)
     bad = [w for w in words if w not in allowed]
     if bad:
-        raise _usage_error(f"{flag} {bad[0]}: choose from {', '.join(allowed)}")
+        raise choose(flag, bad[0], allowed)
     return list(dict.fromkeys(words))
 
 
@@ -103,9 +103,9 @@ def bench(
     from ..deep import bench as b
 
     if fmt not in ("text", "json", "markdown"):
-        raise _usage_error(f"--format {fmt}: choose text, json or markdown")
+        raise choose("--format", fmt, ("text", "json", "markdown"))
     if device not in ("auto", "cuda", "cpu"):
-        raise _usage_error(f"--device {device}: choose auto, cuda or cpu")
+        raise choose("--device", device, ("auto", "cuda", "cpu"))
     seq_lens = _ints(seq_len, "--seq-len", [1024, 4096])
     head_dims = _ints(head_dim, "--head-dim", [64, 128])
     dt_alias = {"bf16": "bfloat16", "fp16": "float16", "half": "float16", "fp32": "float32", "float": "float32"}
@@ -115,7 +115,7 @@ def bench(
     modes = _choices(mode, "--mode", b.MODES, list(b.MODES), {"fwd+bwd": "fwdbwd", "train": "fwdbwd"})
     kv = kv_heads or heads
     if heads % kv:
-        raise _usage_error(f"--kv-heads {kv}: must divide --heads {heads}")
+        raise _usage_error(t("cli.kv_heads", kv=kv, heads=heads))
     target = resolve_python(python)
     require_worker_python(python, target)
     if not dtypes:
@@ -125,7 +125,7 @@ def bench(
     try:
         report = _run_with_progress(b, target, cases, impls, modes, device, reps, warmup, timeout, interactive)
     except b.BenchError as exc:
-        typer.echo(f"flexdoctor: bench could not run: {exc}", err=True)
+        typer.echo(t("cli.bench_failed", error=exc), err=True)
         raise typer.Exit(EXIT_USAGE)  # the contract: 2 when flexdoctor could not run
     if fmt == "json":
         text = b.render_json(report)
@@ -147,7 +147,8 @@ def _run_with_progress(b, target, cases, impls, modes, device, reps, warmup, tim
             if m.status == "running":
                 return
             extra = f" {m.ms:.3f} ms" if m.status == "ok" and m.ms is not None else ""
-            typer.echo(f"[{i + 1}/{n}] {labels[m.case]} {m.impl} {m.mode}: {m.status}{extra}", err=True)
+            typer.echo(t("bench.progress", i=i + 1, n=n, case=f"{labels[m.case]} {m.impl} {m.mode}",
+                         state=b.status_word(m) + extra), err=True)
 
         return b.run(target, cases, impls, modes, device=device, reps=reps, warmup=warmup,
                      item_timeout=timeout, on_event=plain)
@@ -157,7 +158,7 @@ def _run_with_progress(b, target, cases, impls, modes, device, reps, warmup, tim
     console = Console(stderr=True)
     with Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
                   console=console, transient=True) as progress:
-        task = progress.add_task("bench: import torch", total=total)
+        task = progress.add_task(t("cli.bench_starting"), total=total)
 
         def live(i: int, n: int, m) -> None:
             if m.status == "running":

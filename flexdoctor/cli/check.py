@@ -9,6 +9,7 @@ from typing import List, Optional
 import typer
 from typing_extensions import Annotated
 
+from ..cliutil import choose, t
 from ..cliutil import resolve_python as _resolve_python
 from ..cliutil import split as _split
 from ..cliutil import usage_error as _usage_error
@@ -77,7 +78,7 @@ def check(
     try:
         format_ = Format(fmt)
     except ValueError:
-        raise _usage_error(f"--format {fmt}: choose one of {', '.join(f.value for f in Format)}")
+        raise choose("--format", fmt, [f.value for f in Format])
     specs, problems = checks.all_checks(with_plugins=not no_plugins)
     try:
         settings = _settings(settings_file).with_overrides(
@@ -86,12 +87,12 @@ def check(
     except policy.ConfigError as exc:
         raise _usage_error(str(exc))
     if only is not None and not _split(only):
-        raise _usage_error("--only needs at least one check ID or symbol")
+        raise _usage_error(t("cli.only_empty"))
     specs = policy.select(specs, settings)
     if not specs:
-        raise _usage_error("no check left to run: --only/--skip (or the settings' select/ignore) exclude them all")
+        raise _usage_error(t("cli.nothing_selected"))
     if deep and (static or from_facts is not None):
-        raise _usage_error("--deep runs kernels in the torch runtime: drop --static / --from-facts")
+        raise _usage_error(t("cli.deep_conflict", flags="--static / --from-facts"))
     project = _project(config) if config is not None else None
     if from_facts is not None:
         facts = _load_facts(from_facts)

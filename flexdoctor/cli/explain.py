@@ -10,6 +10,7 @@ from typing import Optional
 import typer
 from typing_extensions import Annotated
 
+from ..cliutil import choose
 from ..cliutil import usage_error as _usage_error
 from ..cliutil import write as _write
 from ._common import OutputOpt
@@ -39,24 +40,24 @@ def explain(
     from ..text import t
 
     if fmt not in ("text", "json"):
-        raise _usage_error(f"--format {fmt}: choose text or json")
+        raise choose("--format", fmt, ("text", "json"))
     if file in (None, "-"):
         if file is None and sys.stdin.isatty():
-            raise _usage_error("give a FILE, or pipe a log into stdin (flexdoctor explain - < train.log)")
+            raise _usage_error(t("cli.explain_no_input"))
         source = t("explain.stdin")
         try:
             result = kb_explain.scan(sys.stdin.buffer)
         except OSError as exc:
-            raise _usage_error(f"cannot read stdin: {exc.strerror or exc}")
+            raise _usage_error(t("cli.stdin_error", error=exc.strerror or exc))
     else:
         source = file
         if os.path.isdir(file):
-            raise _usage_error(f"{file}: is a directory")
+            raise _usage_error(t("cli.is_directory", what=file))
         try:
             with open(file, "rb") as stream:
                 result = kb_explain.scan(stream)
         except OSError as exc:
-            raise _usage_error(f"{file}: {exc.strerror or exc}")
+            raise _usage_error(t("cli.file_error", what=file, error=exc.strerror or exc))
     text = explain_view.render(result, source, fmt=fmt, width=shutil.get_terminal_size((100, 24)).columns)
     _write(text, output)
     raise typer.Exit(0 if result.found else 1)

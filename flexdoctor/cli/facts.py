@@ -8,6 +8,7 @@ from typing import Optional
 from typing_extensions import Annotated
 import typer
 
+from ..cliutil import choose, t
 from ..cliutil import resolve_python as _resolve_python
 from ..cliutil import usage_error as _usage_error
 from ..cliutil import check_output as _check_output
@@ -37,10 +38,10 @@ def facts(
     _check_output(output)
 
     if fmt not in ("text", "json"):
-        raise _usage_error(f"--format {fmt}: choose text or json")
+        raise choose("--format", fmt, ("text", "json"))
     target = _resolve_python(python)
     if deep and static:
-        raise _usage_error("--deep runs kernels in the torch runtime: drop --static")
+        raise _usage_error(t("cli.deep_conflict", flags="--static"))
     if config is not None:
         _project(config)
     gathered = _gather(target, static, progress=fmt == "text" and output is None, deep=deep,

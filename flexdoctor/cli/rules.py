@@ -30,6 +30,8 @@ def rules(
     try:
         text = rules_view.render(rule)
     except KeyError:
-        raise _usage_error(f"no check or knowledge-base entry named {rule!r} (run `flexdoctor rules`)")
+        from ..text import t
+
+        raise _usage_error(t("cli.no_rule", name=repr(rule)))
     _write(text, None)
 

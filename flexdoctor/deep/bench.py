@@ -65,6 +65,9 @@ class Measurement:
     first_call_s: Optional[float] = None
     compiled: Optional[bool] = None
     reason: Optional[str] = None
+    # The worker process died on this item (status timeout, crash or error): the stage it was in.
+    # The words come at rendering (died_reason), so the JSON holds data only.
+    died_in: Optional[str] = None
 
 
 @dataclass
@@ -160,16 +163,15 @@ def run(python: str, cases: list[Case], impls: list = list(IMPLS), modes: list =
             # Died outside an item: before the first (import torch) or between items.
             done_items = [i for i, r in enumerate(results) if r.status not in ("pending", "running")]
             if not done_items and not report.env:
-                raise BenchError(worker_run.tail(stderr, 8) or f"the benchmark worker exited with status {code}")
+                raise BenchError(worker_run.tail(stderr, 8) or t("bench.worker_exited", status=code))
             nxt = [i for i in range(start, len(results)) if results[i].status in ("pending", "running")]
             if not nxt:
                 break
             cur = nxt[0]
         what = "timeout" if timed_out else ("crash" if code is not None and code < 0 else "error")
         results[cur].status = what
-        results[cur].reason = t("bench.worker_failed", what={"timeout": "hung", "crash": "crashed"}.get(what, "failed"),
-                                stage=wire.stage or "?") + (
-            f": {worker_run.tail(stderr, 3)}" if stderr.strip() and not timed_out else "")
+        results[cur].died_in = wire.stage or "?"
+        results[cur].reason = worker_run.tail(stderr, 3) if stderr.strip() and not timed_out else None
         if on_event:
             on_event(cur, len(items), results[cur])
         start = cur + 1
@@ -201,8 +203,25 @@ def _tf(v: Optional[float]) -> str:
     return f"{v:.1f}" if v >= 1 else f"{v:.3f}"
 
 
-def _status_word(m: Measurement) -> str:
-    return t(f"bench.status_{m.status}") if m.status in ("ok", "oom", "unavailable", "error", "skipped") else m.status
+_STATUSES = ("ok", "oom", "unavailable", "error", "skipped", "timeout", "crash", "pending", "running")
+
+
+def status_word(m: Measurement) -> str:
+    return t(f"bench.status_{m.status}") if m.status in _STATUSES else m.status
+
+
+def died_reason(m: Measurement) -> Optional[str]:
+    """Why an item has no measurement when the worker process died on it, in words; else None."""
+    if m.died_in is None:
+        return None
+    what = t({"timeout": "deep-run.hung", "crash": "deep-run.crashed"}.get(m.status, "deep-run.stopped"))
+    line = t("bench.worker_failed", what=what, stage=m.died_in)
+    return f"{line}: {m.reason}" if m.reason else line
+
+
+def reason_text(m: Measurement) -> str:
+    """The reason shown beside a status: the worker's death in words, or torch's own words."""
+    return died_reason(m) or (m.reason or "")
 
 
 def _by_case(report: BenchReport) -> list:
@@ -278,14 +297,15 @@ def render_text(report: BenchReport, color: bool = False, width: int = 120) -> s
                     bar = _bar(r.ms, worst)
                     style = "green" if r.ms == best else None
                     if r.impl == "flex-compiled" and r.compiled is False:
-                        bar += " (eager fallback)"
+                        bar += " " + t("bench.eager_fallback")
                     table.add_row(r.impl, t(f"bench.{mode}"), ms,
                                   _tf(r.tflops), _fmt_bytes(r.peak_bytes),
                                   f"{r.first_call_s:.2f}" if r.first_call_s is not None else "—", bar, style=style)
                 else:
-                    why = (r.reason or "").strip().splitlines()[-1][:60] if r.reason else ""
+                    reason = reason_text(r).strip()
+                    why = reason.splitlines()[-1][:60] if reason else ""
                     table.add_row(r.impl, t(f"bench.{mode}"), "—", "—", "—", "—",
-                                  _status_word(r) + (f": {why}" if why else ""), style="dim")
+                                  status_word(r) + (f": {why}" if why else ""), style="dim")
         console.print(table)
         gap = gap_line(rows)
         if gap:
@@ -301,7 +321,10 @@ def render_json(report: BenchReport) -> str:
 
 def render_markdown(report: BenchReport) -> str:
     out = [f"**{header(report)}**", ""]
-    out.append("| shape | impl | fwd ms | fwd TFLOP/s | fwd+bwd ms | fwd+bwd TFLOP/s | peak mem (fwd+bwd) | first call s |")
+    fwd, both = t("bench.fwd"), t("bench.fwdbwd")
+    out.append(f"| {t('bench.md_shape')} | {t('bench.md_impl')} | {t('bench.md_ms', mode=fwd)} | "
+               f"{t('bench.md_tflops', mode=fwd)} | {t('bench.md_ms', mode=both)} | {t('bench.md_tflops', mode=both)} | "
+               f"{t('bench.md_mem', mode=both)} | {t('bench.md_first')} |")
     out.append("| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: |")
     for case, rows in _by_case(report):
         impls = []
@@ -318,7 +341,7 @@ def render_markdown(report: BenchReport) -> str:
                 if m is None:
                     return "—"
                 if m.status != "ok":
-                    return "OOM" if m.status == "oom" else m.status
+                    return t("bench.md_oom") if m.status == "oom" else status_word(m)
                 v = m.ms if what == "ms" else m.tflops
                 return "—" if v is None else (f"{v:.3f}" if what == "ms" else _tf(v))
 
