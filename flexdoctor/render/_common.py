@@ -57,27 +57,49 @@ def _pieces(text: str) -> list[str]:
     return out
 
 
+def _breaks(line: str, room: int) -> list[int]:
+    """Offsets in ``line`` (no newline) where a new line starts, so each fits ``room`` cells."""
+    from rich.cells import cell_len, chop_cells
+
+    breaks: list[int] = []
+    start = pos = 0  # the current line starts at ``start``; ``pos``: where the next piece starts
+    for piece in _pieces(line):
+        if cell_len(line[start:pos + len(piece)].rstrip()) > room and line[start:pos].strip():
+            breaks.append(pos)
+            start = pos
+        while cell_len(line[start:pos + len(piece)].rstrip()) > room:  # longer than a line (a URL)
+            head = chop_cells(line[start:pos + len(piece)], room)[0]
+            start += len(head)
+            breaks.append(start)
+        pos += len(piece)
+    return breaks
+
+
 def wrap(text: str, width: int, indent: str = "") -> str:
     """``text`` filled to ``width`` terminal cells (what ``textwrap.fill`` does by characters), each
     line starting with ``indent``. Cells, not characters: a CJK character takes two cells, a
-    Devanagari vowel sign none, so Japanese and Hindi lines fit the terminal like English ones."""
-    from rich.cells import cell_len, chop_cells
+    Devanagari vowel sign none, so Japanese and Hindi lines fit the terminal like English ones;
+    CJK text, which has no spaces, breaks between characters (not before 。、 or a closing bracket)."""
+    from rich.cells import cell_len
 
     room = max(width - cell_len(indent), 10)
     lines: list[str] = []
     for paragraph in text.split("\n"):
-        line = ""
-        for piece in _pieces(paragraph.strip()):
-            if cell_len((line + piece).rstrip()) <= room:
-                line += piece
-                continue
-            if line.strip():
-                lines.append(line.rstrip())
-            line = piece
-            while cell_len(line.rstrip()) > room:  # longer than a line (a URL): cut it
-                head, *_ = chop_cells(line, room)
-                lines.append(head)
-                line = line[len(head):]
-        if line.strip() or not lines:
-            lines.append(line.rstrip())
+        paragraph = paragraph.strip()
+        cuts = [0, *_breaks(paragraph, room), len(paragraph)]
+        lines += [paragraph[a:b].strip() for a, b in zip(cuts, cuts[1:])] or [""]
     return "\n".join(indent + ln if ln else ln for ln in lines)
+
+
+def wrap_rich(text, width: int):
+    """A rich ``Text`` wrapped like :func:`wrap` (styles kept): rich itself breaks only at spaces,
+    so a Japanese sentence would jump whole to the next line and leave the one above half empty."""
+    from rich.text import Text
+
+    out = []
+    for line in text.split("\n", allow_blank=True):
+        pieces = line.divide(_breaks(line.plain, max(width, 10)))
+        for piece in pieces:
+            piece.rstrip()
+            out.append(piece)
+    return Text("\n").join(out)

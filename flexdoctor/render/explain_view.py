@@ -30,7 +30,7 @@ def _problem_text(index: int, p: Problem, width: int) -> list[str]:
     out += ["", f"  {t('explain.cause')}:", wrap(e.cause), "", f"  {t('explain.fix')}:", wrap(fix.summary)]
     out += [f"    $ {c}" for c in fix.commands]
     if e.applies:
-        out += ["", f"  {t('explain.applies')}: {e.applies}"]
+        out += ["", _wrap(f"{t('explain.applies')}: {e.applies}", width, "  ")]
     out += ["", "  " + t("explain.see", id=e.id)] + [f"  {link}" for link in e.links]
     return out
 

@@ -32,7 +32,7 @@ def _entry(e: knowledge.Entry) -> str:
     if e.patterns:
         out += ["", t("rules.patterns")] + [f"  {p}" for p in e.patterns]
     if e.applies:
-        out += ["", t("rules.applies", applies=e.applies)]
+        out += ["", wrap(t("rules.applies", applies=e.applies), WIDTH)]
     if e.links:
         out += ["", t("rules.sources")] + [f"  {link}" for link in e.links]
     return "\n".join(out) + "\n"
