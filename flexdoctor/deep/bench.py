@@ -268,6 +268,7 @@ def header(report: BenchReport) -> str:
 
 
 def render_text(report: BenchReport, color: bool = False, width: int = 120) -> str:
+    from rich.cells import cell_len
     from rich.console import Console
     from rich.table import Table
 
@@ -284,7 +285,10 @@ def render_text(report: BenchReport, color: bool = False, width: int = 120) -> s
         for col, just in (("col_impl", "left"), ("col_mode", "left"), ("col_ms", "right"), ("col_tflops", "right"),
                           ("col_mem", "right"), ("col_compile", "right")):
             title = t(f"bench.{col}")
-            table.add_column(title, justify=just, no_wrap=True, min_width=max(len(title), 8))
+            # Terminal cells, not characters: a Japanese title is twice as wide as its length. The
+            # implementation names are never cut; the bars and reasons column gives way instead.
+            least = max(cell_len(title), 8, *(len(r.impl) for r in rows)) if col == "col_impl" else max(cell_len(title), 8)
+            table.add_column(title, justify=just, no_wrap=True, min_width=least)
         table.add_column(t("bench.col_speed"), no_wrap=True, overflow="ellipsis", max_width=44)
         worst = max((r.ms for r in rows if r.status == "ok" and r.ms), default=0.0)
         for mode in MODES:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import unicodedata
 
 from ..checks.base import AREAS
@@ -57,9 +58,42 @@ def _pieces(text: str) -> list[str]:
     return out
 
 
+_MEASURED_AS_TERMINALS_DO: list = []
+
+
+def terminal_widths() -> None:
+    """Make rich measure text as terminals draw it, once per process.
+
+    A spacing combining mark (Unicode category Mc: the Devanagari vowel signs ा ि ी ो ौ and the
+    visarga ः) takes a column in every terminal that places characters by the C library's wcwidth
+    (tmux, xterm, GNOME Terminal, the Linux console), but rich counts it as none. Without this a
+    Hindi line runs past the right edge and every column after Hindi text starts too far left
+    (seen under tmux 3.3a at 110 columns). CJK wide characters rich already counts as two.
+    """
+    if _MEASURED_AS_TERMINALS_DO:
+        return
+    import rich.cells
+    import rich.segment
+
+    original = rich.cells.get_character_cell_size
+
+    @functools.lru_cache(maxsize=4096)
+    def size(character: str, *args, **kwargs) -> int:
+        width = original(character, *args, **kwargs)
+        return 1 if width == 0 and unicodedata.category(character) == "Mc" else width
+
+    rich.cells.get_character_cell_size = size
+    if getattr(rich.segment, "get_character_cell_size", None) is original:
+        rich.segment.get_character_cell_size = size
+    rich.cells.cached_cell_len.cache_clear()
+    _MEASURED_AS_TERMINALS_DO.append(size)
+
+
 def _breaks(line: str, room: int) -> list[int]:
     """Offsets in ``line`` (no newline) where a new line starts, so each fits ``room`` cells."""
     from rich.cells import cell_len, chop_cells
+
+    terminal_widths()
 
     breaks: list[int] = []
     start = pos = 0  # the current line starts at ``start``; ``pos``: where the next piece starts
@@ -82,6 +116,7 @@ def wrap(text: str, width: int, indent: str = "") -> str:
     CJK text, which has no spaces, breaks between characters (not before 。、 or a closing bracket)."""
     from rich.cells import cell_len
 
+    terminal_widths()
     room = max(width - cell_len(indent), 10)
     lines: list[str] = []
     for paragraph in text.split("\n"):

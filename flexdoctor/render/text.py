@@ -7,7 +7,7 @@ from typing import Optional
 
 from ..model import Report, Result, Status
 from ..text import t
-from ._common import ICONS, grouped, summary_line, wrap_rich
+from ._common import ICONS, grouped, summary_line, terminal_widths, wrap_rich
 
 STYLES = {
     Status.PASS: "green",
@@ -55,6 +55,7 @@ def render(report: Report, verbose: bool = False, width: Optional[int] = None, c
     from rich.table import Table
     from rich.text import Text
 
+    terminal_widths()
     buf = io.StringIO()
     width = width or 100
     console = Console(file=buf, width=width, force_terminal=color, no_color=not color,
