@@ -12,7 +12,6 @@ skipped; once its catalogue lands, generate its goldens and review them like cod
 
 from __future__ import annotations
 
-import io
 import json
 import os
 from pathlib import Path
@@ -119,35 +118,3 @@ def test_json_keeps_english_identifiers(lang):
     assert result["title"] == text.t("driver-cuda-version.title")
 
 
-
-def _wcwidth(ch: str) -> int:
-    """How a terminal that places characters by the C library's wcwidth (tmux, xterm, GNOME
-    Terminal) advances for ``ch``: 2 for East Asian wide, 0 for non-spacing marks, else 1."""
-    import unicodedata
-
-    if unicodedata.category(ch) in ("Mn", "Me", "Cf"):
-        return 0
-    return 2 if unicodedata.east_asian_width(ch) in ("W", "F") else 1
-
-
-def test_rich_measures_hindi_and_japanese_as_terminals_draw_them():
-    """Devanagari spacing vowel signs (ा ि ी ो) take a column in the terminal; rich alone counts none,
-    which pushed Hindi lines past the edge under tmux. After terminal_widths() a table's second
-    column starts in the same terminal column on every row."""
-    from rich.console import Console
-    from rich.table import Table
-
-    from flexdoctor.render._common import terminal_widths
-
-    terminal_widths()
-    rows = ["स्थिति सपोर्ट करता है", "コンパイル済み", "plain"]
-    table = Table(box=None, show_header=False, pad_edge=False)
-    table.add_column()
-    table.add_column()
-    for word in rows:
-        table.add_row(word, "|")
-    console = Console(width=80, file=io.StringIO(), no_color=True)
-    console.print(table)
-    lines = [ln for ln in console.file.getvalue().splitlines() if "|" in ln]
-    assert len({sum(_wcwidth(c) for c in ln[: ln.index("|")]) for ln in lines}) == 1, lines
-    assert cell_len("सपोर्ट करता है") == sum(_wcwidth(c) for c in "सपोर्ट करता है")

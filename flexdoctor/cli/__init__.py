@@ -147,6 +147,7 @@ def main() -> None:
 
     stdout = _streams.guard()
     lifetime.own_signals()
+    _terminal_cells()
     try:
         try:
             code = _invoke()
@@ -162,6 +163,13 @@ def main() -> None:
         _say(_t("exit.output_failed", error=stdout.error.strerror or stdout.error))
         code = EXIT_USAGE
     sys.exit(code)
+
+
+def _terminal_cells() -> None:
+    """rich measures Devanagari vowel signs as the terminal draws them (render/cells.py)."""
+    from ..render import cells
+
+    cells.install()
 
 
 def _invoke():

@@ -149,9 +149,6 @@ def _interactive() -> bool:
 def _console(stderr: bool = False, no_color: bool = False):
     from rich.console import Console
 
-    from ..render._common import terminal_widths
-
-    terminal_widths()  # Hindi: columns as the terminal draws them
     stream = sys.stderr if stderr else sys.stdout
     color = not no_color and not os.environ.get("NO_COLOR") and not in_ci() and stream.isatty()
     return Console(file=stream, no_color=not color, highlight=False, soft_wrap=False,

@@ -132,9 +132,6 @@ def bench(
     elif fmt == "markdown":
         text = b.render_markdown(report)
     else:
-        from ..render._common import terminal_widths
-
-        terminal_widths()  # Hindi: columns as the terminal draws them
         color = (not no_color and not os.environ.get("NO_COLOR") and not in_ci() and output is None
                  and sys.stdout.isatty())
         text = b.render_text(report, color=color, width=shutil.get_terminal_size((120, 24)).columns)

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import functools
 import unicodedata
 
 from ..checks.base import AREAS
@@ -58,35 +57,13 @@ def _pieces(text: str) -> list[str]:
     return out
 
 
-_MEASURED_AS_TERMINALS_DO: list = []
-
-
 def terminal_widths() -> None:
-    """Make rich measure text as terminals draw it, once per process.
+    """rich measures text as terminals draw it (Devanagari vowel signs: see render/cells.py). The
+    CLI installs it at start-up; views call it too, so a report rendered without the CLI (tests,
+    the library) wraps and aligns the same."""
+    from . import cells
 
-    A spacing combining mark (Unicode category Mc: the Devanagari vowel signs ा ि ी ो ौ and the
-    visarga ः) takes a column in every terminal that places characters by the C library's wcwidth
-    (tmux, xterm, GNOME Terminal, the Linux console), but rich counts it as none. Without this a
-    Hindi line runs past the right edge and every column after Hindi text starts too far left
-    (seen under tmux 3.3a at 110 columns). CJK wide characters rich already counts as two.
-    """
-    if _MEASURED_AS_TERMINALS_DO:
-        return
-    import rich.cells
-    import rich.segment
-
-    original = rich.cells.get_character_cell_size
-
-    @functools.lru_cache(maxsize=4096)
-    def size(character: str, *args, **kwargs) -> int:
-        width = original(character, *args, **kwargs)
-        return 1 if width == 0 and unicodedata.category(character) == "Mc" else width
-
-    rich.cells.get_character_cell_size = size
-    if getattr(rich.segment, "get_character_cell_size", None) is original:
-        rich.segment.get_character_cell_size = size
-    rich.cells.cached_cell_len.cache_clear()
-    _MEASURED_AS_TERMINALS_DO.append(size)
+    cells.install()
 
 
 def _breaks(line: str, room: int) -> list[int]:
