@@ -22,7 +22,7 @@ def in_ci() -> bool:
     return any(os.environ.get(v) for v in CI_VARS)
 
 
-def t(key: str, **kwargs: object) -> str:
+def t(key: str, /, **kwargs: object) -> str:
     from .text import t as text
 
     return text(key, **kwargs)

@@ -116,12 +116,12 @@ def has(key: str) -> bool:
     return key in catalog("en")
 
 
-def t(key: str, **kwargs: object) -> str:
+def t(key: str, /, **kwargs: object) -> str:
     """The text for ``key`` with ``{placeholders}`` filled; unknown placeholders stay visible."""
     return _fill(key, catalog(language()).get(key) or catalog("en").get(key), kwargs)
 
 
-def english(key: str, **kwargs: object) -> str:
+def english(key: str, /, **kwargs: object) -> str:
     """The English text for ``key`` whatever the report language (the ``message`` of JSON facts)."""
     return _fill(key, catalog("en").get(key), kwargs)
 

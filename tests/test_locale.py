@@ -219,3 +219,9 @@ def test_wrapping_counts_terminal_cells():
     assert "".join(ln.strip() for ln in lines).replace(" ", "") == ja.replace(" ", "")
     hi = "NVIDIA driver को ऐसे driver पर अपग्रेड करें जो CUDA 13.0 सपोर्ट करे, या वह torch wheel इंस्टॉल करें"
     assert all(cell_len(ln) <= 30 for ln in wrap(hi, 30).splitlines())
+
+
+def test_a_placeholder_may_be_named_key():
+    """t()'s own parameter is positional-only: settings errors fill {key} (the settings key)."""
+    assert "'profle'" in text.t("settings.unknown_key", where="pyproject.toml", key="profle", known="profile")
+    assert "'profle'" in text.english("settings.unknown_key", where="x", key="profle", known="y")

@@ -21,7 +21,7 @@ from .. import __version__
 from ..cliutil import EXIT_USAGE
 from ..cliutil import which_python as _which_python
 
-def _t(key: str, **kw) -> str:
+def _t(key: str, /, **kw) -> str:
     from ..text import t
 
     return t(key, **kw)
