@@ -31,13 +31,8 @@ def t(key: str, /, **kwargs: object) -> str:
 def usage_error(message: str) -> "typer.Exit":
     """Print one clear line (``message`` in the report language) and return the exit-2 exception
     for the caller to raise."""
-    typer.echo(t("cli.error", message=message), err=True)
+    typer.echo(t("cli.usage_error", message=message), err=True)
     return typer.Exit(EXIT_USAGE)
-
-
-def choose(flag: str, value: object, choices) -> "typer.Exit":
-    """The usage error for an option value that is not one of ``choices``."""
-    return usage_error(t("cli.choose", flag=flag, value=value, choices=", ".join(choices)))
 
 
 def which_python(python: Optional[str]) -> Optional[str]:

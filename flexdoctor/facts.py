@@ -373,9 +373,9 @@ from .project.model import DiffusersFacts, ProjectConfig  # noqa: E402
 
 @dataclass(frozen=True)
 class ProjectFacts:
-    """``check --config``: the training config as its tool reads it, and the installed diffusers."""
+    """``check --project``: the training config as its tool reads it, and the installed diffusers."""
 
-    config: Union[ProjectConfig, ProbeError, None] = None  # None: no --config given
+    config: Union[ProjectConfig, ProbeError, None] = None  # None: no --project given
     # None: not asked (no config, no DIFFUSERS_ATTN_* variable); ProbeError: skipped or failed.
     diffusers: Union[DiffusersFacts, ProbeError, None] = None
 
@@ -392,7 +392,7 @@ class Facts:
     toolchain: Union[ToolchainFacts, ProbeError, None] = None
     cache: Union[CacheFacts, ProbeError, None] = None
     deep: Union[DeepFacts, ProbeError, None] = None  # None: the deep tier was not run
-    project: Union[ProjectFacts, ProbeError, None] = None  # None: no --config, no diffusers asked
+    project: Union[ProjectFacts, ProbeError, None] = None  # None: no --project, no diffusers asked
     timings: dict = field(default_factory=dict)  # probe name -> seconds
     collected_at: Optional[str] = None
     flexdoctor_version: Optional[str] = None

@@ -38,12 +38,11 @@ def run_one(spec: CheckSpec, facts: Facts) -> Result:
 def run(
     specs: list[CheckSpec],
     facts: Facts,
-    strict: bool = False,
     plugin_problems: Optional[list[PluginProblem]] = None,
     settings: Optional[Settings] = None,
 ) -> Report:
     """Run ``specs`` over ``facts`` under a profile/configuration (default: the default profile)."""
-    settings = settings or Settings(strict=strict)
+    settings = settings or Settings()
     results = []
     for spec in specs:
         if skipped_by_profile(spec, settings):
@@ -57,4 +56,4 @@ def run(
         results.append(Result("FD000", "plugin-load", t("plugin-load.title"), "plugin", Status.ERROR,
                               t("plugin-load.error", name=p.name, error=p.message)))
     return Report(results=tuple(results), facts=facts, flexdoctor_version=__version__,
-                  strict=settings.strict or strict, profile=settings.profile.name)
+                  strict=settings.strict, profile=settings.profile.name)

@@ -144,3 +144,20 @@ def placeholders(template: str) -> frozenset[str]:
         return frozenset(name for _, name, _, _ in _FIELD.parse(template) if name)
     except ValueError:  # unbalanced braces: compare as written
         return frozenset({"<unbalanced braces>"})
+
+
+def human_bytes(n: object) -> str:
+    """1536 -> '1.5 KiB'; None -> '?' (sizes in tables and summary lines, on any floor)."""
+    if n is None:
+        return "?"
+    value = float(n)  # type: ignore[arg-type]
+    for unit in ("B", "KiB", "MiB", "GiB", "TiB"):
+        if abs(value) < 1024 or unit == "TiB":
+            return f"{value:.0f} {unit}" if unit == "B" else f"{value:.1f} {unit}"
+        value /= 1024
+    return str(n)
+
+
+def seconds(v: Optional[float]) -> str:
+    """2.345 -> '2.35'; None -> '—'."""
+    return "—" if v is None else f"{v:.2f}"

@@ -192,8 +192,8 @@ def test_usage_errors_speak_the_language(lang):
         result = CliRunner().invoke(app, ["--lang", lang, "check", "--format", "yaml"])
         assert result.exit_code == 2
         choices = "text, json, markdown, github, junit"
-        said = text.catalog(lang)["cli.choose"].format(flag="--format", value="yaml", choices=choices)
-        assert text.catalog(lang)["cli.error"].format(message=said) in result.output
+        said = text.catalog(lang)["cli.error.format"].format(value="yaml", choices=choices)
+        assert text.catalog(lang)["cli.usage_error"].format(message=said) in result.output
     finally:
         text.set_language(None)
 

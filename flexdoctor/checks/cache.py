@@ -11,8 +11,10 @@ from .. import knowledge as kb
 from .. import safety
 from ..cache import envflags
 from ..cache import manifest as mf
-from ..facts import Facts, PathStat, ProbeError, Skip, ok, require
+from ..cache.fingerprint import Fingerprint
+from ..facts import Facts, PathStat, ProbeError, ok, require
 from ..model import Finding
+from ..text import human_bytes as _size
 from ..text import t
 from . import _util as u
 from .base import check, fail, passed, skip, warn
@@ -24,23 +26,12 @@ NO_SPACE = 200 * MIB
 DEAD_WEIGHT = 512 * MIB
 
 
-def _size(n: Optional[int]) -> str:
-    if n is None:
-        return "?"
-    value = float(n)
-    for unit in ("B", "KiB", "MiB", "GiB", "TiB"):
-        if value < 1024 or unit == "TiB":
-            return f"{value:.0f} {unit}" if unit == "B" else f"{value:.1f} {unit}"
-        value /= 1024
-    return str(n)
-
-
 def _cache(facts: Facts):
     return require(facts.cache, "cache")
 
 
-def _persistent_dir(facts: Facts) -> str:
-    return "$HOME/.cache/torchinductor"
+# Where the fixes point TORCHINDUCTOR_CACHE_DIR: persistent, per user, outside /tmp.
+PERSISTENT_DIR = "$HOME/.cache/torchinductor"
 
 
 def _warm_fix(ref: str, facts: Facts, **kw):
@@ -65,22 +56,7 @@ def _warm_command(facts: Facts) -> Optional[str]:
 
 def current_fingerprint(facts: Facts) -> dict:
     """What this machine's cache keys depend on, as far as the facts tell (None: unknown)."""
-    fp: dict = {}
-    rt = facts.torch_runtime
-    if ok(facts.torch):
-        # torch.__version__ as the warm-up worker recorded it, when the runtime tier ran.
-        fp.update(torch=rt.version if ok(rt) else facts.torch.version, torch_git=facts.torch.git_version,
-                  cuda=facts.torch.cuda, hip=facts.torch.hip)
-    triton = rt.triton_version if ok(rt) else None
-    if triton is None and ok(facts.python):
-        pk = facts.python.packages or {}
-        triton = pk.get("triton") or pk.get("pytorch-triton") or pk.get("pytorch-triton-rocm")
-    fp["triton"] = triton
-    try:
-        fp["gpu_name"] = u.nvidia_gpus(facts)[0].name  # the GPU torch will compile for
-    except Skip:
-        pass
-    return fp
+    return Fingerprint.from_facts(facts).to_dict()
 
 
 @check("FD501", "cache-location", area="cache")
@@ -100,7 +76,7 @@ def cache_location(facts: Facts) -> Finding:
     loc = c.inductor
     if loc.in_temp or loc.fs_type == "tmpfs":
         where = t("cache-location.where_tmpfs") if loc.fs_type == "tmpfs" else t("cache-location.where_temp")
-        return warn("cache-location.temporary", _warm_fix("cache-in-tmp", facts, dir=_persistent_dir(facts)),
+        return warn("cache-location.temporary", _warm_fix("cache-in-tmp", facts, dir=PERSISTENT_DIR),
                     path=loc.path, where=where, source=loc.source)
     return passed("cache-location.pass", path=loc.path, source=loc.source, fs=loc.fs_type or "?")
 
@@ -120,7 +96,7 @@ def cache_writable(facts: Facts) -> Finding:
     """
     c = _cache(facts)
     loc = c.inductor
-    fix = kb.fix("cache-not-usable", dir=_persistent_dir(facts))
+    fix = kb.fix("cache-not-usable", dir=PERSISTENT_DIR)
     if loc.writable is False:
         return fail("cache-writable.read_only", fix, path=loc.path)
     if loc.noexec:

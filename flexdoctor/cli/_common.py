@@ -12,8 +12,9 @@ from typing import Optional
 import typer
 from typing_extensions import Annotated
 
-from ..cliutil import in_ci, t
+from ..cliutil import in_ci
 from ..cliutil import usage_error as _usage_error
+from ..text import t
 
 
 def _color(no_color: bool) -> bool:
@@ -22,7 +23,8 @@ def _color(no_color: bool) -> bool:
     return sys.stdout.isatty() and os.environ.get("TERM") != "dumb"
 
 
-def _gather(python: str, static: bool, progress: bool, deep: bool = False, config: Optional[str] = None):
+def _gather(python: str, static: bool, progress: bool, deep: bool = False, config=None):
+    """Probe this machine; ``config`` is the SimpleTuner config :func:`_project` already parsed."""
     from ..deep import deep as deep_mod
     from ..probes import gather
 
@@ -32,8 +34,6 @@ def _gather(python: str, static: bool, progress: bool, deep: bool = False, confi
     from rich.console import Console
 
     console = Console(stderr=True)
-    from ..text import t
-
     with console.status(t("cli.probing_static" if static else "cli.probing")) as status:
         if not deep:
             return gather(python, runtime=not static, config=config)
@@ -46,8 +46,6 @@ def _settings(path: Optional[Path]):
 
     if path is not None:
         if not path.is_file():
-            from ..text import t
-
             raise policy.ConfigError(t("cli.no_such_file", what=f"--settings {path}"))
         return policy.load(path)
     found = policy.find_config(Path.cwd())
@@ -63,7 +61,7 @@ def _require_interpreter(facts, python: Optional[str]) -> None:
 
     if python and isinstance(facts.python, ProbeError):
         require_worker_python(python, resolve_python(python))  # says "too old" when it is
-        raise _usage_error(t("exit.not_python", python=python, error=probe_error_text(facts.python)))
+        raise _usage_error(t("cli.error.not_python", python=python, error=probe_error_text(facts.python)))
 
 
 def require_worker_python(flag: Optional[str], target: str) -> None:
@@ -87,14 +85,27 @@ def require_worker_python(flag: Optional[str], target: str) -> None:
                              needs=".".join(map(str, MIN_PYTHON))))
 
 
-def _project(path: Path):
-    """Parse a SimpleTuner config up front: a malformed one is a usage error (exit 2)."""
+def _project(path: Path, flag: str = "--project"):
+    """Parse a SimpleTuner config once, up front: a malformed one is a usage error (exit 2)."""
     from ..project import ConfigError, load_config
 
     try:
         return load_config(path)
     except ConfigError as exc:
-        raise _usage_error(t("cli.option_error", flag="--config", error=exc))
+        raise _usage_error(f"{flag}: {exc}")
+
+
+def renamed(new_value, old_value, new: str, old: str):
+    """The value of an option that was renamed: the new spelling, else the old one (with a note
+    on stderr that it is deprecated). Both at once is a usage error."""
+    from ..text import t
+
+    if old_value is None:
+        return new_value
+    if new_value is not None:
+        raise _usage_error(t("cli.renamed_both", old=old, new=new))
+    typer.echo(t("cli.renamed", old=old, new=new), err=True)
+    return old_value
 
 
 def _attach_project(facts, project):
@@ -118,11 +129,11 @@ def _load_facts(path: Path):
             data = data["facts"]
         return Facts.load(data)
     except OSError as exc:
-        raise _usage_error(t("cli.file_error", what=f"--from-facts {path}", error=exc.strerror or exc))
+        raise _usage_error(t("cli.error.from_facts", path=path, error=exc.strerror or exc))
     except (ValueError, UnicodeDecodeError) as exc:
-        raise _usage_error(t("cli.file_error", what=f"--from-facts {path}", error=exc))
+        raise _usage_error(t("cli.error.from_facts", path=path, error=exc))
     except RecursionError:  # [[[[... a hundred thousand deep
-        raise _usage_error(t("cli.too_deep", what=f"--from-facts {path}"))
+        raise _usage_error(t("cli.error.from_facts_deep", path=path))
 
 
 PythonOpt = Annotated[
@@ -135,6 +146,16 @@ StaticOpt = Annotated[
     typer.Option("--static", help="Skip the `import torch` tier: answer from NVML, package metadata and files "
                                   "only (well under a second; torch runtime checks are skipped)."),
 ]
+ProjectOpt = Annotated[
+    Optional[Path],
+    typer.Option("--project", metavar="PATH",
+                 help="A SimpleTuner training config to judge against this machine: config.json, "
+                      "config.toml or config.env, its directory, a checkout, or config/<profile> "
+                      "(checks FD701-FD708)."),
+]
+# `--config` was this option's name until 0.x; other commands used --config for other files.
+OldProjectOpt = Annotated[Optional[Path], typer.Option("--config", metavar="PATH", hidden=True,
+                                                       help="Deprecated spelling of --project.")]
 OutputOpt = Annotated[Optional[Path], typer.Option("--output", "-o", metavar="FILE",
                                                    help="Write the report to FILE instead of stdout.")]
 
@@ -153,14 +174,3 @@ def _console(stderr: bool = False, no_color: bool = False):
     color = not no_color and not os.environ.get("NO_COLOR") and not in_ci() and stream.isatty()
     return Console(file=stream, no_color=not color, highlight=False, soft_wrap=False,
                    width=max(shutil.get_terminal_size((120, 24)).columns, 100))
-
-
-def _size(n: Optional[int]) -> str:
-    if n is None:
-        return "?"
-    for unit in ("B", "KiB", "MiB", "GiB", "TiB"):
-        if abs(n) < 1024 or unit == "TiB":
-            return f"{n:.0f} {unit}" if unit == "B" else f"{n:.1f} {unit}"
-        n /= 1024
-    return str(n)
-

@@ -9,14 +9,14 @@ from typing import List, Optional
 import typer
 from typing_extensions import Annotated
 
-from ..cliutil import choose, t
 from ..cliutil import resolve_python as _resolve_python
 from ..cliutil import split as _split
 from ..cliutil import usage_error as _usage_error
 from ..cliutil import check_output as _check_output
 from ..cliutil import write as _write
-from ._common import (OutputOpt, PythonOpt, StaticOpt, _attach_project, _color, _gather, _load_facts,
-                      _project, _require_interpreter, _settings)
+from ..text import t
+from ._common import (OldProjectOpt, OutputOpt, ProjectOpt, PythonOpt, StaticOpt, _attach_project, _color,
+                      _gather, _load_facts, _project, _require_interpreter, _settings, renamed)
 
 
 def check(
@@ -44,10 +44,8 @@ def check(
     deep: Annotated[bool, typer.Option("--deep", help="Also run the real kernels here: SDPA per backend with "
                     "torch's refusal reasons, compiled flex_attention against float64, flash-attn, xformers "
                     "(checks FD801-FD808; ~10-60 s, at most 300 s).")] = False,
-    config: Annotated[Optional[Path], typer.Option("--config", metavar="PATH",
-                      help="A SimpleTuner training config to judge against this machine: config.json, "
-                           "config.toml or config.env, its directory, a checkout, or config/<profile> "
-                           "(checks FD701-FD708).")] = None,
+    project_file: ProjectOpt = None,
+    old_config: OldProjectOpt = None,
     verbose: Annotated[bool, typer.Option("--verbose", "-v",
                        help="Show passing details, skipped checks and per-probe timings.")] = False,
     quiet: Annotated[bool, typer.Option("--quiet", "-q", help="Only problems and the summary line.")] = False,
@@ -69,7 +67,11 @@ def check(
       flexdoctor check --profile gpu --format github     (first step of a GPU CI job)
 
       flexdoctor check --profile image --format junit -o flexdoctor.xml
+
+      flexdoctor check --project config/config.json     (a SimpleTuner training config)
     """
+    # Long only because typer declares each option in the signature (and the docstring is the
+    # --help text); the body is parse -> call the layer -> render.
     from .. import checks, policy, runner
     from ..render import Format, renderer
 
@@ -78,7 +80,7 @@ def check(
     try:
         format_ = Format(fmt)
     except ValueError:
-        raise choose("--format", fmt, [f.value for f in Format])
+        raise _usage_error(t("cli.error.format", value=fmt, choices=", ".join(f.value for f in Format)))
     specs, problems = checks.all_checks(with_plugins=not no_plugins)
     try:
         settings = _settings(settings_file).with_overrides(
@@ -87,20 +89,22 @@ def check(
     except policy.ConfigError as exc:
         raise _usage_error(str(exc))
     if only is not None and not _split(only):
-        raise _usage_error(t("cli.only_empty"))
+        raise _usage_error(t("cli.error.only_empty"))
     specs = policy.select(specs, settings)
     if not specs:
-        raise _usage_error(t("cli.nothing_selected"))
+        raise _usage_error(t("cli.error.nothing_selected"))
     if deep and (static or from_facts is not None):
-        raise _usage_error(t("cli.deep_conflict", flags="--static / --from-facts"))
-    project = _project(config) if config is not None else None
+        raise _usage_error(t("cli.error.deep_check"))
+    flag = "--config" if old_config is not None else "--project"
+    project_file = renamed(project_file, old_config, "--project", "--config")
+    project = _project(project_file, flag) if project_file is not None else None
     if from_facts is not None:
         facts = _load_facts(from_facts)
         if project is not None:
             facts = _attach_project(facts, project)
     else:
         facts = _gather(_resolve_python(python), static, progress=format_ == Format.text and output is None,
-                        deep=deep, config=str(config) if config is not None else None)
+                        deep=deep, config=project)
         _require_interpreter(facts, python)
     report = runner.run(specs, facts, plugin_problems=problems, settings=settings)
     text = renderer(format_)(report, verbose=verbose, quiet=quiet, show_skips=bool(_split(only)),

@@ -9,6 +9,7 @@ from typing_extensions import Annotated
 
 from ..cliutil import usage_error as _usage_error
 from ..cliutil import write as _write
+from ..text import t
 
 
 def rules(
@@ -30,8 +31,6 @@ def rules(
     try:
         text = rules_view.render(rule)
     except KeyError:
-        from ..text import t
-
-        raise _usage_error(t("cli.no_rule", name=repr(rule)))
+        raise _usage_error(t("cli.error.no_rule", rule=rule))
     _write(text, None)
 

@@ -15,9 +15,27 @@ from typing import Callable, Optional
 from ..facts import DeepFacts, ProbeError, from_jsonable
 from ..worker import run as worker_run
 from ..worker import script
+from ..workload import make
 
 SCRIPT = script("_deep_probe.py")
 DEFAULT_TIMEOUT = 300.0
+
+# What each section of the deep probe runs, per device the probe finds (small: the deep tier
+# proves that kernels run and agree with float64, it does not time them). The probe compiles
+# flex causal and runs SDPA and flash-attn unmasked, in each dtype it tests.
+WORKLOADS = {
+    "sdpa": {"cuda": make(batch=1, heads=8, seq_len=1024, head_dim=64, device="cuda"),
+             "cpu": make(batch=1, heads=8, seq_len=256, head_dim=64, device="cpu")},
+    "flex": {"cuda": make(batch=2, heads=4, seq_len=256, head_dim=64, mask="causal", device="cuda"),
+             "cpu": make(batch=1, heads=2, seq_len=128, head_dim=16, mask="causal", device="cpu")},
+    "flash_attn": {"cuda": make(batch=2, heads=4, seq_len=256, head_dim=64, device="cuda")},
+}
+
+
+def shapes() -> dict:
+    """WORKLOADS as the probe script reads them: section -> device -> [B, H, L, D]."""
+    return {section: {dev: [w.batch, w.heads, w.seq_len, w.head_dim] for dev, w in per.items()}
+            for section, per in WORKLOADS.items()}
 _LISTENERS: list = []
 
 
@@ -49,7 +67,7 @@ def probe(
     extra: Optional[dict] = None,
 ) -> DeepFacts | ProbeError:
     """Run the deep probe; ``on_stage`` is called with each stage name as it starts."""
-    cfg: dict = dict(extra or {})
+    cfg: dict = {"shapes": shapes(), **(extra or {})}
     if device:
         cfg["device"] = device
     if flex_dtypes:

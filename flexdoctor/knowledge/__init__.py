@@ -11,6 +11,14 @@ fundamental: reported first), ``defaults`` (values for ``{placeholders}`` when n
 given, e.g. in ``explain``), ``translate`` (the names of those defaults that are words, not code:
 a translation gives them as ``kb.<ID>.defaults.<name>``, like ``title``, ``cause``, ``fix`` and
 ``applies``).
+
+Fields used by ``explain`` only: ``near`` (patterns of which one must match within
+``near_lines`` lines of a ``patterns`` match for the entry to count: the traceback frames that
+say *which* library raised a generic CUDA error), ``overrides`` (IDs of entries this one
+replaces when both are found: the generic reading of the same error), ``advisory`` (a harmless
+notice, reported as a note and never as a problem), ``log_commands`` (commands shown only when
+every ``{placeholder}`` in them was read from the log by a named group ``(?P<name>...)`` of a
+pattern: exact versions the user has).
 """
 
 from __future__ import annotations
@@ -41,10 +49,19 @@ class Entry:
     rank: int = 50
     defaults: dict = field(default_factory=dict)
     translate: tuple[str, ...] = ()
+    near: tuple[str, ...] = ()
+    near_lines: int = 40
+    overrides: tuple[str, ...] = ()
+    advisory: bool = False
+    log_commands: tuple[str, ...] = ()
 
     @functools.cached_property
     def regexes(self) -> tuple[re.Pattern, ...]:
         return tuple(re.compile(p) for p in self.patterns)
+
+    @functools.cached_property
+    def near_regexes(self) -> tuple[re.Pattern, ...]:
+        return tuple(re.compile(p) for p in self.near)
 
     def render(self, **context: object) -> Fix:
         values = {**self.defaults, **{k: v for k, v in context.items() if v is not None}}
@@ -112,7 +129,7 @@ def _english() -> dict[str, Entry]:
             continue
         for raw in toml_loads(item.read_text(encoding="utf-8")).get("entry", []):
             raw = dict(raw)
-            for key in ("commands", "patterns", "links", "translate"):
+            for key in ("commands", "patterns", "links", "translate", "near", "overrides", "log_commands"):
                 raw[key] = tuple(raw.get(key, ()))
             entry = Entry(**raw)
             unknown = [n for n in entry.translate if n not in entry.defaults]
@@ -140,6 +157,9 @@ def fix(ref: str, **context: object) -> Fix:
 
 
 def match_text(text: str) -> list[Entry]:
-    """Entries whose patterns match anywhere in ``text`` (a short error message), best first."""
-    found = [e for e in entries().values() if any(r.search(text) for r in e.regexes)]
-    return sorted(found, key=lambda e: (e.rank, e.id))
+    """Entries whose patterns match anywhere in ``text`` (a short error message), best first; an
+    entry with ``near`` patterns needs one of them in the text too, and ``overrides`` apply."""
+    found = [e for e in entries().values() if any(r.search(text) for r in e.regexes)
+             and (not e.near or any(r.search(text) for r in e.near_regexes))]
+    replaced = {ref for e in found for ref in e.overrides}
+    return sorted((e for e in found if e.id not in replaced), key=lambda e: (e.rank, e.id))

@@ -24,7 +24,7 @@ DEFAULT_TIMEOUTS = {
     "torch_runtime": 90.0,
     "toolchain": 20.0,
     "cache": 10.0,
-    # check --config / DIFFUSERS_ATTN_*: `import diffusers` (imports torch) in the target interpreter.
+    # check --project / DIFFUSERS_ATTN_*: `import diffusers` (imports torch) in the target interpreter.
     "project": 90.0,
     # check --deep compiles flex per dtype (10-30 s each cold) and runs every attention kernel.
     "deep": 300.0,
@@ -53,7 +53,7 @@ def gather(
     timeouts: Optional[dict] = None,
     on_done: Optional[Callable[[str], None]] = None,
     deep: Optional[Callable[[float], Any]] = None,
-    config: Optional[str] = None,
+    config: Any = None,
 ) -> Facts:
     """Collect all facts. ``runtime=False`` skips the ``import torch`` tier (``--static``);
     ``deep(timeout)`` also runs the real kernels (``check --deep`` passes flexdoctor.deep's
@@ -72,7 +72,7 @@ def gather(
         specs["torch_runtime"] = lambda: torch_runtime.probe(python, timeout=limits["torch_runtime"])
     if deep is not None:
         specs["deep"] = lambda: deep(limits["deep"])
-    from . import diffusers as project_probe  # ``config``: a SimpleTuner config (check --config)
+    from . import diffusers as project_probe  # ``config``: a parsed SimpleTuner config (check --project)
 
     specs["project"] = lambda: project_probe.probe(python, config=config, runtime=runtime,
                                                    timeout=limits["project"])

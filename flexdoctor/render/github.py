@@ -13,7 +13,7 @@ from ..text import t
 from . import markdown
 from ._common import summary_line
 
-LEVEL = {Status.FAIL: "error", Status.ERROR: "error", Status.WARN: "warning"}
+LEVEL = {Status.WARN: "warning"}  # what does not fail the run (Report.fails) but is worth a note
 
 
 def _data(text: str) -> str:
@@ -31,9 +31,7 @@ def annotation(level: str, title: str, message: str) -> str:
 def render(report: Report, step_summary: Optional[str] = None, **_: object) -> str:
     lines = []
     for r in report.results:
-        level = LEVEL.get(r.status)
-        if r.status == Status.WARN and report.strict:
-            level = "error"
+        level = "error" if report.fails(r) else LEVEL.get(r.status)
         if level is None:
             continue
         body = r.message

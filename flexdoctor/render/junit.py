@@ -27,13 +27,12 @@ def render(report: Report, **_: object) -> str:
     for r in report.results:
         counts["tests"] += 1
         case = ET.SubElement(suite, "testcase", classname=f"flexdoctor.{r.area}", name=f"{r.id} {r.symbol}: {r.title}")
-        failing = r.status == Status.FAIL or (r.status == Status.WARN and report.strict)
-        if failing:
-            counts["failures"] += 1
-            ET.SubElement(case, "failure", message=r.message, type=r.status.value).text = _text(r)
-        elif r.status == Status.ERROR:
+        if r.status == Status.ERROR:
             counts["errors"] += 1
             ET.SubElement(case, "error", message=r.message, type="error").text = _text(r)
+        elif report.fails(r):
+            counts["failures"] += 1
+            ET.SubElement(case, "failure", message=r.message, type=r.status.value).text = _text(r)
         elif r.status == Status.SKIP:
             counts["skipped"] += 1
             ET.SubElement(case, "skipped", message=r.message)
