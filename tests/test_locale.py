@@ -225,3 +225,21 @@ def test_a_placeholder_may_be_named_key():
     """t()'s own parameter is positional-only: settings errors fill {key} (the settings key)."""
     assert "'profle'" in text.t("settings.unknown_key", where="pyproject.toml", key="profle", known="profile")
     assert "'profle'" in text.english("settings.unknown_key", where="x", key="profle", known="y")
+
+
+@pytest.mark.parametrize("lang", ["en", *TRANSLATIONS])
+def test_no_key_is_written_in_two_files(lang):
+    """Files of one language are merged: a key in two of them would silently hide one text."""
+    from importlib import resources
+
+    from flexdoctor._toml import loads
+
+    where: dict = {}
+    for item in resources.files("flexdoctor.locale").iterdir():
+        name = item.name
+        if name == f"{lang}.toml" or (name.startswith(f"{lang}.") and name.endswith(".toml")):
+            flat: dict = {}
+            text._flatten(loads(item.read_text(encoding="utf-8")), flat)
+            for key in flat:
+                where.setdefault(key, []).append(name)
+    assert {k: v for k, v in where.items() if len(v) > 1} == {}
