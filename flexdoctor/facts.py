@@ -28,27 +28,55 @@ class ProbeError:
 
     ``kind`` is one of: ``error`` (an exception), ``timeout``, ``crash`` (killed by a signal),
     ``garbage`` (unparseable output), ``skipped`` (the user asked not to gather it).
+
+    What flexdoctor itself has to say about it is data: ``reason`` names a ``probe-error.<reason>``
+    text of the catalogues and ``args`` fills it, so a report words it in the user's language
+    (``checks._util.probe_error_text``). ``message`` is then that text in English, for the JSON
+    facts; without a reason it is what the failing program said (an import error, in its words).
     """
 
     message: str
     kind: str = "error"
     stage: Optional[str] = None
     detail: Optional[str] = None
+    reason: Optional[str] = None
+    args: dict = field(default_factory=dict)
+
+    @classmethod
+    def because(cls, reason: str, kind: str = "error", stage: Optional[str] = None,
+                detail: Optional[str] = None, **args: Any) -> "ProbeError":
+        """A ProbeError flexdoctor words: ``probe-error.<reason>`` filled with ``args``."""
+        from .text import english
+
+        return cls(english(f"probe-error.{reason}", **args), kind=kind, stage=stage, detail=detail,
+                   reason=reason, args=args)
 
     def to_dict(self) -> dict:
-        return {"probe_error": {k: v for k, v in dataclasses.asdict(self).items() if v is not None}}
+        return {"probe_error": {k: v for k, v in dataclasses.asdict(self).items() if v is not None and v != {}}}
 
 
 class Skip(Exception):
-    """Raised by :func:`require` inside a check: the facts it needs are missing."""
+    """Raised inside a check: the facts it needs are missing, so it cannot judge.
+
+    A check raises it with its own words (``Skip(t("deep.not_run"))``); :func:`require` raises it
+    with data (``need``: what was needed; ``error``: the ProbeError, None when absent) and the
+    runner words it.
+    """
+
+    def __init__(self, message: str = "", need: str = "", error: Optional[ProbeError] = None):
+        super().__init__(message)
+        self.message, self.need, self.error = message, need, error
 
 
 def require(value: Any, what: str = "") -> Any:
-    """Return ``value`` or raise :class:`Skip` when it is a ProbeError or None."""
+    """Return ``value`` or raise :class:`Skip` when it is a ProbeError or None.
+
+    ``what`` names the facts needed: a ``needs.<what>`` catalogue key (``"gpu"``), or words.
+    """
     if isinstance(value, ProbeError):
-        raise Skip(f"{what}: {value.message}" if what else value.message)
+        raise Skip(need=what, error=value)
     if value is None:
-        raise Skip(f"{what}: not available" if what else "not available")
+        raise Skip(need=what)
     return value
 
 

@@ -7,6 +7,7 @@ from typing import Optional
 
 from . import __version__
 from .checks import CheckSpec, PluginProblem
+from .checks._util import skip_text
 from .facts import Facts, Skip
 from .model import Finding, Report, Result, Status
 from .policy import Settings, apply, skipped_by_profile
@@ -25,7 +26,7 @@ def run_one(spec: CheckSpec, facts: Facts) -> Result:
         if not isinstance(finding, Finding):
             raise TypeError(f"check returned {type(finding).__name__}, not Finding")
     except Skip as exc:
-        finding = Finding(Status.SKIP, str(exc))
+        finding = Finding(Status.SKIP, skip_text(exc))
     except Exception as exc:
         tb = traceback.format_exc().strip().splitlines()[-3:]
         finding = Finding(Status.ERROR, t("common.check_crashed", error=f"{type(exc).__name__}: {exc}"),

@@ -60,12 +60,15 @@ _chosen: Optional[str] = None
 
 @functools.lru_cache(maxsize=1)
 def available() -> tuple[str, ...]:
-    """Languages with a catalogue: ``<lang>.toml`` files in flexdoctor/locale (``en``, ``ja``, ``pt-BR``…)."""
+    """Languages with a catalogue: ``<lang>.toml`` files in flexdoctor/locale (``en``, ``ja``, ``pt-BR``…).
+
+    A language counts once its main file exists: area files alone (``hi.views.toml`` written ahead
+    of ``hi.toml``) do not make a language users can choose or the tests must hold complete."""
     try:
         names = [p.name for p in resources.files("flexdoctor.locale").iterdir()]
     except (FileNotFoundError, OSError):
         return ("en",)
-    langs = {n.split(".", 1)[0] for n in names if n.endswith(".toml")}
+    langs = {n[: -len(".toml")] for n in names if n.endswith(".toml") and n.count(".") == 1}
     return tuple(sorted(langs | {"en"}))
 
 
@@ -113,9 +116,17 @@ def has(key: str) -> bool:
     return key in catalog("en")
 
 
-def t(key: str, **kwargs: object) -> str:
+def t(key: str, /, **kwargs: object) -> str:
     """The text for ``key`` with ``{placeholders}`` filled; unknown placeholders stay visible."""
-    template = catalog(language()).get(key) or catalog("en").get(key)
+    return _fill(key, catalog(language()).get(key) or catalog("en").get(key), kwargs)
+
+
+def english(key: str, /, **kwargs: object) -> str:
+    """The English text for ``key`` whatever the report language (the ``message`` of JSON facts)."""
+    return _fill(key, catalog("en").get(key), kwargs)
+
+
+def _fill(key: str, template: Optional[str], kwargs: dict) -> str:
     if template is None:
         raise KeyError(f"no text for {key!r} in flexdoctor/locale/en.toml")
     try:

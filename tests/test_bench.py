@@ -75,6 +75,24 @@ def test_renderers():
     assert rep.failed  # the crashed flash-attn item
 
 
+def test_a_dead_worker_is_data_and_worded_when_shown():
+    from flexdoctor import text
+
+    rep = _report()
+    dead = b.Measurement(1, "sdpa-math", "fwd", "timeout", died_in="item 7")
+    rep.results.append(dead)
+    assert json.loads(bench_view.render_json(rep))["results"][-1]["died_in"] == "item 7"  # data, no words
+    for lang in text.available():
+        text.set_language(lang)
+        try:
+            said = bench_view.died_reason(dead)
+            assert said == text.t("bench.worker_failed", what=text.t("deep-run.hung"), stage="item 7")
+            assert text.t("bench.status_timeout") in bench_view.render_markdown(rep)
+            assert text.t("bench.md_shape") in bench_view.render_markdown(rep)
+        finally:
+            text.set_language(None)
+
+
 @pytest.mark.parametrize("args,needle", [
     (["--dtype", "fp64"], "--dtype"),
     (["--mask", "sliding"], "--mask"),

@@ -38,6 +38,15 @@ INFO = ("driver", "gpu_capability", "python", "device")
 LABELS = {"torch": "torch", "torch_git": "torch build", "triton": "triton", "cuda": "CUDA",
           "hip": "HIP", "gpu_name": "GPU", "driver": "driver", "gpu_capability": "GPU capability",
           "python": "Python", "device": "device"}
+
+
+def label(key: str) -> str:
+    """A fingerprint part as a report names it, in the report's language (``fingerprint.<key>``)."""
+    from ..text import has, t
+
+    return t(f"fingerprint.{key}") if has(f"fingerprint.{key}") else LABELS.get(key, key)
+
+
 TRITON_PACKAGES = ("triton", "pytorch-triton", "pytorch-triton-rocm", "triton-windows")
 # Environment variables that change Inductor's or Dynamo's config, hence cache keys, except the
 # ones that only say where the caches are.
@@ -85,7 +94,7 @@ class Fingerprint:
                 continue
             if key == "gpu_name" and self.device == "cpu":
                 continue
-            out.append((LABELS[key], a, b))
+            out.append((label(key), a, b))
         return out
 
     def same_keys(self, now: "Fingerprint") -> bool:

@@ -27,6 +27,7 @@ import tempfile
 from dataclasses import dataclass, field
 from typing import Any, Iterable, Mapping, Optional
 
+from ..text import t
 from ..workload import Workload, WorkloadError
 from . import locations
 from .fingerprint import Fingerprint
@@ -131,11 +132,10 @@ class Manifest:
     def from_dict(cls, data: Any, where: str = "manifest") -> "Manifest":
         """Read any format in READS. ValueError: not a flexdoctor manifest, or a newer one."""
         if not isinstance(data, Mapping) or not isinstance(data.get("fingerprint"), Mapping):
-            raise ValueError(f"{where}: not a flexdoctor manifest")
+            raise ValueError(t("manifest.not_ours", where=where))
         fmt = data.get("format", 1)
         if fmt not in READS:
-            raise ValueError(f"{where}: manifest format {fmt!r} is newer than this flexdoctor reads "
-                             f"({', '.join(map(str, READS))}); upgrade flexdoctor")
+            raise ValueError(t("manifest.too_new", where=where, format=repr(fmt), reads=", ".join(map(str, READS))))
         configs, bad = [], 0
         for raw in data.get("configs") or []:
             try:
@@ -194,9 +194,9 @@ def read(root: str) -> Optional[dict]:
     except (OSError, ValueError) as exc:
         raise ValueError(f"{path}: {exc}") from exc
     except RecursionError:
-        raise ValueError(f"{path}: nested too deeply to read") from None
+        raise ValueError(t("manifest.too_deep", where=path)) from None
     if not isinstance(data, dict) or not isinstance(data.get("fingerprint"), dict):
-        raise ValueError(f"{path}: not a flexdoctor manifest")
+        raise ValueError(t("manifest.not_ours", where=path))
     return data
 
 

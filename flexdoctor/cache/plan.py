@@ -356,7 +356,7 @@ def _step(w: Workload, req: WarmRequest, env: WarmEnv) -> Step:
         return Step(w, COMPILE, "no-fingerprint")
     if not m.fingerprint.same_keys(env.fingerprint):
         changed = m.fingerprint.changes(env.fingerprint)
-        detail = "; ".join(f"{k} {a} -> {b}" for k, a, b in changed) or "not all of it could be read"
+        detail = "; ".join(f"{k} {a} -> {b}" for k, a, b in changed) or t("warm-process.fingerprint_unread")
         return Step(w, COMPILE, "environment-changed", detail)
     if m.compile_env is None or dict(m.compile_env) != dict(env.compile_env):
         return Step(w, COMPILE, "compile-env-changed")

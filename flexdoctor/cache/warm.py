@@ -112,7 +112,7 @@ def run_worker(python: str, args: list, env: dict, timeout: float,
     wire = worker_run.Reader(on_stage=on_stage)
     child = worker_run.start([python, str(WORKER)] + list(args), env, on_line=wire.feed, merge_stderr=True)
     if isinstance(child, worker_run.Completed):
-        return {"ok": False, "error": f"could not start: {child.start_error}"}
+        return {"ok": False, "error": t("warm-process.start_failed", error=child.start_error)}
     if procs is not None:
         procs.add(child)
     try:
@@ -127,12 +127,12 @@ def run_worker(python: str, args: list, env: dict, timeout: float,
             data["log"] = "\n".join(tail[-20:])
         return data
     if done.timed_out:
-        why = f"did not finish in {timeout:g} s"
+        error = t("warm-process.timeout", seconds=f"{timeout:g}")
     elif done.signal_name:
-        why = f"crashed ({done.signal_name})"
+        error = t("warm-process.crashed", signal=done.signal_name)
     else:
-        why = f"exited with status {done.returncode} without a result"
-    return {"ok": False, "error": f"the compile process {why}", "stage": wire.stage, "log": "\n".join(tail[-20:])}
+        error = t("warm-process.exit_status", status=done.returncode)
+    return {"ok": False, "error": error, "stage": wire.stage, "log": "\n".join(tail[-20:])}
 
 
 def payload(w: Workload) -> dict:
@@ -304,11 +304,12 @@ def run_command(argv: list, cache_dir: str, timeout: Optional[float] = None) -> 
     code: Optional[int] = done.returncode
     if done.start_error:
         missing = done.start_errno == errno.ENOENT
-        error = f"command not found: {argv[0]}" if missing else f"could not start: {done.start_error}"
+        error = (t("warm-process.command_not_found", command=argv[0]) if missing
+                 else t("warm-process.start_failed", error=done.start_error))
     elif done.timed_out:
-        error = f"did not finish in {timeout:g} s"
+        error = t("warm-process.run_timeout", seconds=f"{timeout:g}")
     else:
-        error = None if code == 0 else f"exited with status {code}"
+        error = None if code == 0 else t("warm-process.run_exit", status=code)
     after = mf.entries(cache_dir)
     return {"returncode": code, "error": error, "seconds": round(time.monotonic() - t0, 3),
             "new_entries": sorted(after - before)}

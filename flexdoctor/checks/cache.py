@@ -27,7 +27,7 @@ DEAD_WEIGHT = 512 * MIB
 
 
 def _cache(facts: Facts):
-    return require(facts.cache, "cache facts")
+    return require(facts.cache, "cache")
 
 
 # Where the fixes point TORCHINDUCTOR_CACHE_DIR: persistent, per user, outside /tmp.
@@ -75,7 +75,7 @@ def cache_location(facts: Facts) -> Finding:
     c = _cache(facts)
     loc = c.inductor
     if loc.in_temp or loc.fs_type == "tmpfs":
-        where = "a tmpfs (memory) filesystem" if loc.fs_type == "tmpfs" else "a temporary directory"
+        where = t("cache-location.where_tmpfs") if loc.fs_type == "tmpfs" else t("cache-location.where_temp")
         return warn("cache-location.temporary", _warm_fix("cache-in-tmp", facts, dir=PERSISTENT_DIR),
                     path=loc.path, where=where, source=loc.source)
     return passed("cache-location.pass", path=loc.path, source=loc.source, fs=loc.fs_type or "?")
@@ -214,7 +214,7 @@ def cache_freshness(facts: Facts) -> Finding:
     c = _cache(facts)
     m = c.manifest
     if isinstance(m, ProbeError):
-        return warn("cache-freshness.unreadable", _warm_fix("cache-stale", facts), error=m.message)
+        return warn("cache-freshness.unreadable", _warm_fix("cache-stale", facts), error=u.probe_error_text(m))
     if m is None:
         return passed("cache-freshness.never", path=c.inductor.path)
     changed = mf.compare(m.fingerprint, current_fingerprint(facts))
@@ -302,4 +302,5 @@ def _unset(facts: Facts, names: list) -> str:
 
 def _switch_note(s) -> str:
     return t("cache-enabled.note", name=s.name, value=s.value,
-             rule=t(f"cache-enabled.{s.rule}", release=s.release, other=envflags.FORCE, fx=envflags.FX))
+             rule=t(f"cache-enabled.{s.rule}", other=envflags.FORCE, fx=envflags.FX,
+                    release=s.release or t("cache-enabled.newest_rules", package=s.package)))

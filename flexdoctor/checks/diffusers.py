@@ -30,9 +30,9 @@ def _config(facts: Facts) -> ProjectConfig:
     if project is None or (ok(project) and project.config is None):
         raise Skip(t("project.no_config"))
     if isinstance(project, ProbeError):
-        raise Skip(t("project.unreadable", reason=project.message))
+        raise Skip(t("project.unreadable", reason=u.probe_error_text(project)))
     if isinstance(project.config, ProbeError):
-        raise Skip(t("project.unreadable", reason=project.config.message))
+        raise Skip(t("project.unreadable", reason=u.probe_error_text(project.config)))
     return project.config
 
 
@@ -41,14 +41,14 @@ def _mechanism(cfg: ProjectConfig) -> str:
 
 
 def _where(cfg: ProjectConfig, key: str) -> str:
-    return cfg.sources.get(key, "default")
+    return cfg.sources.get(key) or t("diffusers-where.default")
 
 
 def _env(facts: Facts, cfg: Optional[ProjectConfig] = None) -> dict:
     """DIFFUSERS_ATTN_* as the training process sees them -> (value, where)."""
     out = {}
     if ok(facts.host):
-        out.update({k: (v, "environment") for k, v in facts.host.env.items() if k in ENV_KEYS})
+        out.update({k: (v, t("diffusers-where.environment")) for k, v in facts.host.env.items() if k in ENV_KEYS})
     if cfg is not None:
         for k in ENV_KEYS:
             if k in cfg.env:
@@ -519,7 +519,8 @@ def diffusers_backend(facts: Facts) -> Finding:
     project = facts.project
     d = _diffusers(facts)
     if d is None:
-        reason = project.diffusers.message if ok(project) and isinstance(project.diffusers, ProbeError) else "-"
+        reason = (u.probe_error_text(project.diffusers) if ok(project) and isinstance(project.diffusers, ProbeError)
+                  else "-")
         return skip("diffusers-backend.not_probed", reason=reason.splitlines()[0] if reason else "-")
     if d.backends is None:
         return skip("diffusers-backend.no_enum", error=(d.import_error or "-").splitlines()[-1])

@@ -21,7 +21,7 @@ from .. import __version__
 from ..cliutil import EXIT_USAGE
 from ..cliutil import which_python as _which_python
 
-def _t(key: str, **kw) -> str:
+def _t(key: str, /, **kw) -> str:
     from ..text import t
 
     return t(key, **kw)
@@ -187,8 +187,7 @@ def _invoke():
     except KeyboardInterrupt:
         return 130
     except Exception as exc:  # a flexdoctor bug: one clear line, never a traceback
-        typer.echo(f"flexdoctor: internal error: {type(exc).__name__}: {exc}\n"
-                   "Please report it with the output of `flexdoctor facts`.", err=True)
+        typer.echo(_t("cli.internal_error", error=f"{type(exc).__name__}: {exc}"), err=True)
         return EXIT_USAGE
     return 0
 

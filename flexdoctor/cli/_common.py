@@ -37,11 +37,10 @@ def _gather(python: str, static: bool, progress: bool, deep: bool = False, confi
     from rich.console import Console
 
     console = Console(stderr=True)
-    msg = "flexdoctor: probing GPU, driver, toolchain" + ("" if static else " and import torch") + "…"
-    with console.status(msg) as status:
+    with console.status(t("cli.probing_static" if static else "cli.probing")) as status:
         if not deep:
             return gather(python, runtime=not static, config=config)
-        with deep_mod.listen(lambda stage: status.update(f"flexdoctor: deep tier: {stage}…")):
+        with deep_mod.listen(lambda stage: status.update(t("cli.probing_deep", stage=stage))):
             return gather(python, runtime=not static, deep=deep_probe, config=config, multi_gpu=multi_probe)
 
 
@@ -50,7 +49,7 @@ def _settings(path: Optional[Path]):
 
     if path is not None:
         if not path.is_file():
-            raise policy.ConfigError(f"--settings {path}: no such file")
+            raise policy.ConfigError(t("cli.no_such_file", what=f"--settings {path}"))
         return policy.load(path)
     found = policy.find_config(Path.cwd())
     return policy.load(found) if found else policy.Settings()
@@ -58,12 +57,14 @@ def _settings(path: Optional[Path]):
 
 def _require_interpreter(facts, python: Optional[str]) -> None:
     """--python must name a working Python: without one flexdoctor cannot inspect anything."""
+    from ..checks._util import probe_error_text
     from ..cliutil import resolve_python
     from ..facts import ProbeError
+    from ..text import t
 
     if python and isinstance(facts.python, ProbeError):
         require_worker_python(python, resolve_python(python))  # says "too old" when it is
-        raise _usage_error(t("cli.error.not_python", python=python, error=facts.python.message))
+        raise _usage_error(t("cli.error.not_python", python=python, error=probe_error_text(facts.python)))
 
 
 def require_worker_python(flag: Optional[str], target: str) -> None:
@@ -71,6 +72,7 @@ def require_worker_python(flag: Optional[str], target: str) -> None:
     a Python at all) is an environment error, exit 2, before any work starts."""
     import sys
 
+    from ..checks._util import probe_error_text
     from ..facts import ProbeError
     from ..probes import interp
     from ..text import t
@@ -80,7 +82,7 @@ def require_worker_python(flag: Optional[str], target: str) -> None:
         return
     got = interp.version(target)
     if isinstance(got, ProbeError):
-        raise _usage_error(t("exit.not_python", python=flag or target, error=got.message))
+        raise _usage_error(t("exit.not_python", python=flag or target, error=probe_error_text(got)))
     if got < MIN_PYTHON:
         raise _usage_error(t("exit.python_too_old", python=flag or target, version=".".join(map(str, got)),
                              needs=".".join(map(str, MIN_PYTHON))))

@@ -141,6 +141,8 @@ def bench(
 
 
 def _run_with_progress(b, target, cases, impls, modes, device, reps, warmup, timeout, interactive):
+    from ..render import bench_view
+
     total = len(cases) * len(impls) * len(modes)
     labels = {c.index: c.label() for c in cases}
     if not interactive:
@@ -149,7 +151,7 @@ def _run_with_progress(b, target, cases, impls, modes, device, reps, warmup, tim
                 return
             extra = f" {m.ms:.3f} ms" if m.status == "ok" and m.ms is not None else ""
             typer.echo(t("cli.bench.progress", index=i + 1, total=n, case=labels[m.case], impl=m.impl, pass_=m.mode,
-                         status=m.status, extra=extra), err=True)
+                         status=bench_view.status_word(m), extra=extra), err=True)
 
         return b.run(target, cases, impls, modes, device=device, reps=reps, warmup=warmup,
                      item_timeout=timeout, on_event=plain)
@@ -159,7 +161,7 @@ def _run_with_progress(b, target, cases, impls, modes, device, reps, warmup, tim
     console = Console(stderr=True)
     with Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
                   console=console, transient=True) as progress:
-        task = progress.add_task("bench: import torch", total=total)
+        task = progress.add_task(t("cli.bench_starting"), total=total)
 
         def live(i: int, n: int, m) -> None:
             if m.status == "running":

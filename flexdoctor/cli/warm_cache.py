@@ -207,5 +207,5 @@ def warm_cache(
                                 width=shutil.get_terminal_size((120, 24)).columns), nl=False)
     sys.stdout.flush()
     for line in result.write_errors:  # a full disk: the results are shown first, then one line, exit 2
-        typer.echo(f"flexdoctor: error: {line}", err=True)
+        typer.echo(t("cli.usage_error", message=line), err=True)
     raise typer.Exit(2 if result.write_errors else 1 if result.failed else 0)

@@ -75,6 +75,9 @@ class Measurement:
     first_call_s: Optional[float] = None
     compiled: Optional[bool] = None
     reason: Optional[str] = None
+    # The worker process died on this item (status timeout, crash or error): the stage it was in.
+    # The words come at rendering (render/bench_view.died_reason), so the JSON holds data only.
+    died_in: Optional[str] = None
 
 
 @dataclass
@@ -171,16 +174,15 @@ def run(python: str, cases: list[Case], impls: list = list(IMPLS), modes: list =
             # Died outside an item: before the first (import torch) or between items.
             done_items = [i for i, r in enumerate(results) if r.status not in ("pending", "running")]
             if not done_items and not report.env:
-                raise BenchError(worker_run.tail(stderr, 8) or f"the benchmark worker exited with status {code}")
+                raise BenchError(worker_run.tail(stderr, 8) or t("bench.worker_exited", status=code))
             nxt = [i for i in range(start, len(results)) if results[i].status in ("pending", "running")]
             if not nxt:
                 break
             cur = nxt[0]
         what = "timeout" if timed_out else ("crash" if code is not None and code < 0 else "error")
         results[cur].status = what
-        results[cur].reason = t("bench.worker_failed", what={"timeout": "hung", "crash": "crashed"}.get(what, "failed"),
-                                stage=wire.stage or "?") + (
-            f": {worker_run.tail(stderr, 3)}" if stderr.strip() and not timed_out else "")
+        results[cur].died_in = wire.stage or "?"
+        results[cur].reason = worker_run.tail(stderr, 3) if stderr.strip() and not timed_out else None
         if on_event:
             on_event(cur, len(items), results[cur])
         start = cur + 1

@@ -36,7 +36,7 @@ DEFAULT_TIMEOUTS = {
 class _Job:
     def __init__(self, name: str, fn: Callable[[], Any], timeout: float):
         self.name, self.fn, self.timeout = name, fn, timeout
-        self.value: Any = ProbeError(f"{name} probe did not finish in {timeout:g} s", kind="timeout")
+        self.value: Any = ProbeError.because("probe_timeout", kind="timeout", probe=name, seconds=f"{timeout:g}")
         self.seconds: Optional[float] = None
         self.thread = threading.Thread(target=self._run, name=f"flexdoctor-{name}", daemon=True)
 
@@ -115,9 +115,7 @@ def gather(
             on_done(job.name)
     values = {job.name: job.value for job in jobs}
     py, torch = values["interp"] if isinstance(values["interp"], tuple) else (values["interp"],) * 2
-    runtime_value = values.get("torch_runtime") or ProbeError(
-        "not gathered: the torch runtime tier was skipped (--static)", kind="skipped"
-    )
+    runtime_value = values.get("torch_runtime") or ProbeError.because("runtime_skipped", kind="skipped")
     return Facts(
         host=values["host"],
         gpu=values["gpu"],

@@ -48,8 +48,7 @@ def probe(python: str, config: Union[ProjectConfig, str, None] = None, runtime: 
     if cfg is None and not env:
         return None
     if not runtime:
-        return ProjectFacts(config=cfg, diffusers=ProbeError(
-            "not gathered: the runtime tier was skipped (--static)", kind="skipped"))
+        return ProjectFacts(config=cfg, diffusers=ProbeError.because("runtime_skipped", kind="skipped"))
     backend = configured_backend(cfg)
     if backend is None and (cfg is None or effective_mechanism(cfg) == tables.DEFAULT_MECHANISM):
         backend = env.get("DIFFUSERS_ATTN_BACKEND") or None  # the default backend diffusers will use
@@ -62,7 +61,7 @@ def run_script(python: str, backend: Optional[str], env_vars: dict, timeout: flo
     # Belt and braces: the script enables nothing, but nothing it imports may reach the Hub.
     env.update({"HF_HUB_OFFLINE": "1", "HF_HUB_DISABLE_TELEMETRY": "1", "DIFFUSERS_VERBOSITY": "error"})
     done = worker_run.run([python, str(SCRIPT), backend or ""], timeout=timeout, env=env)
-    data = read_result(done, "the diffusers probe")
+    data = read_result(done, f"{python} {SCRIPT.name}")
     if isinstance(data, ProbeError):
         return data
     return from_jsonable(DiffusersFacts, data)

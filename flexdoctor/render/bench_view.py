@@ -24,8 +24,25 @@ def _tf(v: Optional[float]) -> str:
     return f"{v:.1f}" if v >= 1 else f"{v:.3f}"
 
 
-def _status_word(m: Measurement) -> str:
-    return t(f"bench.status_{m.status}") if m.status in ("ok", "oom", "unavailable", "error", "skipped") else m.status
+_STATUSES = ("ok", "oom", "unavailable", "error", "skipped", "timeout", "crash", "pending", "running")
+
+
+def status_word(m: Measurement) -> str:
+    return t(f"bench.status_{m.status}") if m.status in _STATUSES else m.status
+
+
+def died_reason(m: Measurement) -> Optional[str]:
+    """Why an item has no measurement when the worker process died on it, in words; else None."""
+    if m.died_in is None:
+        return None
+    what = t({"timeout": "deep-run.hung", "crash": "deep-run.crashed"}.get(m.status, "deep-run.stopped"))
+    line = t("bench.worker_failed", what=what, stage=m.died_in)
+    return f"{line}: {m.reason}" if m.reason else line
+
+
+def reason_text(m: Measurement) -> str:
+    """The reason shown beside a status: the worker's death in words, or torch's own words."""
+    return died_reason(m) or (m.reason or "")
 
 
 def _by_case(report: BenchReport) -> list:
@@ -72,9 +89,13 @@ def header(report: BenchReport) -> str:
 
 
 def render_text(report: BenchReport, color: bool = False, width: int = 120) -> str:
+    from rich.cells import cell_len
     from rich.console import Console
     from rich.table import Table
 
+    from . import cells
+
+    cells.install()
     buf = io.StringIO()
     console = Console(file=buf, force_terminal=color, no_color=not color, width=max(width, 100),
                       highlight=False, soft_wrap=False)
@@ -86,7 +107,10 @@ def render_text(report: BenchReport, color: bool = False, width: int = 120) -> s
         for col, just in (("col_impl", "left"), ("col_mode", "left"), ("col_ms", "right"), ("col_tflops", "right"),
                           ("col_mem", "right"), ("col_compile", "right")):
             title = t(f"bench.{col}")
-            table.add_column(title, justify=just, no_wrap=True, min_width=max(len(title), 8))
+            # Terminal cells, not characters: a Japanese title is twice as wide as its length. The
+            # implementation names are never cut; the bars and reasons column gives way instead.
+            least = max(cell_len(title), 8, *(len(r.impl) for r in rows)) if col == "col_impl" else max(cell_len(title), 8)
+            table.add_column(title, justify=just, no_wrap=True, min_width=least)
         table.add_column(t("bench.col_speed"), no_wrap=True, overflow="ellipsis", max_width=44)
         worst = max((r.ms for r in rows if r.status == "ok" and r.ms), default=0.0)
         for mode in MODES:
@@ -104,9 +128,10 @@ def render_text(report: BenchReport, color: bool = False, width: int = 120) -> s
                                   _tf(r.tflops), _fmt_bytes(r.peak_bytes),
                                   f"{r.first_call_s:.2f}" if r.first_call_s is not None else "—", bar, style=style)
                 else:
-                    why = (r.reason or "").strip().splitlines()[-1][:60] if r.reason else ""
+                    reason = reason_text(r).strip()
+                    why = reason.splitlines()[-1][:60] if reason else ""
                     table.add_row(r.impl, t(f"bench.{mode}"), "—", "—", "—", "—",
-                                  _status_word(r) + (f": {why}" if why else ""), style="dim")
+                                  status_word(r) + (f": {why}" if why else ""), style="dim")
         console.print(table)
         gap = gap_line(rows)
         if gap:
@@ -154,6 +179,6 @@ def _cell(m: Optional[Measurement], what: str) -> str:
     if m is None:
         return "—"
     if m.status != "ok":
-        return t("bench.md_oom") if m.status == "oom" else m.status
+        return t("bench.md_oom") if m.status == "oom" else status_word(m)
     v = m.ms if what == "ms" else m.tflops
     return "—" if v is None else (f"{v:.3f}" if what == "ms" else _tf(v))

@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 import json
-import textwrap
 
 from .. import __version__
 from ..knowledge.explain import Hit, Problem, Result, fix_for
 from ..text import t
+from ._common import wrap as _wrap
 
 EXPLAIN_SCHEMA_VERSION = 1
 
@@ -21,7 +21,7 @@ def _where(hit: Hit) -> str:
 def _problem_text(index: int, p: Problem, width: int) -> list[str]:
     e = p.entry
     fix = fix_for(p)
-    wrap = lambda s: textwrap.fill(s, width, initial_indent="    ", subsequent_indent="    ")  # noqa: E731
+    wrap = lambda s: _wrap(s, width, "    ")  # noqa: E731  (terminal cells: CJK and Devanagari fit)
     out = [f"[{index}] {e.id} {e.symbol}: {e.title}"]
     for h in p.hits:
         out.append(f"    {_where(h)}: {h.text}")
@@ -30,7 +30,7 @@ def _problem_text(index: int, p: Problem, width: int) -> list[str]:
     out += ["", f"  {t('explain.cause')}:", wrap(e.cause), "", f"  {t('explain.fix')}:", wrap(fix.summary)]
     out += [f"    $ {c}" for c in fix.commands]
     if e.applies:
-        out += ["", f"  {t('explain.applies')}: {e.applies}"]
+        out += ["", _wrap(f"{t('explain.applies')}: {e.applies}", width, "  ")]
     out += ["", "  " + t("explain.see", id=e.id)] + [f"  {link}" for link in e.links]
     return out
 

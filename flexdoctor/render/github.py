@@ -9,6 +9,7 @@ import os
 from typing import Optional
 
 from ..model import Report, Status
+from ..text import t
 from . import markdown
 from ._common import summary_line
 
@@ -35,7 +36,7 @@ def render(report: Report, step_summary: Optional[str] = None, **_: object) -> s
             continue
         body = r.message
         if r.fix:
-            body += "\nFix: " + r.fix.summary + "".join("\n  $ " + c for c in r.fix.commands)
+            body += f"\n{t('report.fix')}: " + r.fix.summary + "".join("\n  $ " + c for c in r.fix.commands)
         lines.append(annotation(level, f"{r.id} {r.symbol}: {r.title}", body))
     lines.append(summary_line(report))
     path = step_summary if step_summary is not None else os.environ.get("GITHUB_STEP_SUMMARY")

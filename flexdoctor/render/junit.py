@@ -9,6 +9,7 @@ from __future__ import annotations
 import xml.etree.ElementTree as ET
 
 from ..model import Report, Status
+from ..text import t
 
 
 def _text(r) -> str:
@@ -16,7 +17,7 @@ def _text(r) -> str:
     if r.details:
         out += "\n" + "\n".join(r.details)
     if r.fix:
-        out += "\nFix: " + r.fix.summary + "".join("\n  $ " + c for c in r.fix.commands)
+        out += f"\n{t('report.fix')}: " + r.fix.summary + "".join("\n  $ " + c for c in r.fix.commands)
     return out
 
 
@@ -36,7 +37,7 @@ def render(report: Report, **_: object) -> str:
             counts["skipped"] += 1
             ET.SubElement(case, "skipped", message=r.message)
         elif r.status == Status.WARN:
-            ET.SubElement(case, "system-out").text = "WARNING: " + _text(r)
+            ET.SubElement(case, "system-out").text = t("markdown.junit_warning", text=_text(r))
         else:
             ET.SubElement(case, "system-out").text = r.message
     for k, v in counts.items():

@@ -472,7 +472,7 @@ def main():
         else:
             cfg["flex_dtypes"] = ["float32"]
     if device == "cuda" and cap < (8, 0) and "bfloat16" in cfg["flex_dtypes"]:
-        out["flex_skipped"] = {"bfloat16": "sm%d%d has no native bf16 (needs sm80+)" % cap}
+        out["flex_skipped"] = {"bfloat16": "no-native-bf16"}  # a reason code: the report words it
         cfg["flex_dtypes"] = [d for d in cfg["flex_dtypes"] if d != "bfloat16"]
     cfg.setdefault("flex_shape", (shapes.get("flex") or {}).get(device)
                    or ([2, 4, 256, 64] if device == "cuda" else [1, 2, 128, 16]))
