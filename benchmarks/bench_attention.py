@@ -34,6 +34,7 @@ def deep_step(out: Path) -> None:
 
 def merge_step(out: Path) -> None:
     from flexdoctor.deep import bench as b
+    from flexdoctor.render import bench_view
 
     cases, results, env, started = [], [], {}, None
     for path in sorted(out.glob("bench_*.json"), key=lambda p: p.stat().st_mtime):
@@ -43,13 +44,13 @@ def merge_step(out: Path) -> None:
         remap = {}
         for c in data["cases"]:
             remap[c["index"]] = len(cases)
-            cases.append(b.Case(**{**c, "index": len(cases)}))
+            cases.append(b.Case.from_dict({**c, "index": len(cases)}))
         for r in data["results"]:
             results.append(b.Measurement(**{**r, "case": remap[r["case"]]}))
     report = b.BenchReport(cases=cases, results=results, env=env, started_at=started, settings={"reps": 30})
-    (out / "bench.md").write_text(b.render_markdown(report))
-    (out / "bench.txt").write_text(b.render_text(report, color=False, width=130))
-    print(b.render_text(report, color=False, width=130))
+    (out / "bench.md").write_text(bench_view.render_markdown(report))
+    (out / "bench.txt").write_text(bench_view.render_text(report, color=False, width=130))
+    print(bench_view.render_text(report, color=False, width=130))
 
 
 def main() -> int:

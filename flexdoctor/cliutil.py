@@ -22,9 +22,16 @@ def in_ci() -> bool:
     return any(os.environ.get(v) for v in CI_VARS)
 
 
+def t(key: str, /, **kwargs: object) -> str:
+    from .text import t as text
+
+    return text(key, **kwargs)
+
+
 def usage_error(message: str) -> "typer.Exit":
-    """Print one clear line and return the exit-2 exception for the caller to raise."""
-    typer.echo(f"flexdoctor: error: {message}", err=True)
+    """Print one clear line (``message`` in the report language) and return the exit-2 exception
+    for the caller to raise."""
+    typer.echo(t("cli.usage_error", message=message), err=True)
     return typer.Exit(EXIT_USAGE)
 
 
@@ -41,7 +48,7 @@ def which_python(python: Optional[str]) -> Optional[str]:
 def resolve_python(python: Optional[str]) -> str:
     found = which_python(python)
     if found is None:
-        raise usage_error(f"--python {python}: no such executable interpreter")
+        raise usage_error(t("cli.no_interpreter", python=python))
     return found
 
 
@@ -58,12 +65,12 @@ def check_output(output: Optional[Path]) -> None:
     if output is None:
         return
     if not str(output) or output.name in ("", ".", ".."):
-        raise usage_error(f"--output {str(output)!r}: not a file name")
+        raise usage_error(t("cli.output_not_file", output=repr(str(output))))
     if output.is_dir():
-        raise usage_error(f"--output {output}: is a directory")
+        raise usage_error(t("cli.is_directory", what=f"--output {output}"))
     parent = output.parent if str(output.parent) else Path(".")
     if not output.exists() and not parent.is_dir():
-        raise usage_error(f"--output {output}: no such directory {parent}")
+        raise usage_error(t("cli.output_no_dir", output=output, parent=parent))
 
 
 def write(text: str, output: Optional[Path]) -> None:
@@ -91,4 +98,4 @@ def write(text: str, output: Optional[Path]) -> None:
             if tmp.exists():
                 tmp.unlink()
     except OSError as exc:
-        raise usage_error(f"--output {output}: {exc.strerror or exc}")
+        raise usage_error(t("cli.file_error", what=f"--output {output}", error=exc.strerror or exc))

@@ -12,6 +12,7 @@ machines drive the tests.
 from __future__ import annotations
 
 import dataclasses
+import functools
 import types
 import typing
 from dataclasses import dataclass, field
@@ -27,27 +28,55 @@ class ProbeError:
 
     ``kind`` is one of: ``error`` (an exception), ``timeout``, ``crash`` (killed by a signal),
     ``garbage`` (unparseable output), ``skipped`` (the user asked not to gather it).
+
+    What flexdoctor itself has to say about it is data: ``reason`` names a ``probe-error.<reason>``
+    text of the catalogues and ``args`` fills it, so a report words it in the user's language
+    (``checks._util.probe_error_text``). ``message`` is then that text in English, for the JSON
+    facts; without a reason it is what the failing program said (an import error, in its words).
     """
 
     message: str
     kind: str = "error"
     stage: Optional[str] = None
     detail: Optional[str] = None
+    reason: Optional[str] = None
+    args: dict = field(default_factory=dict)
+
+    @classmethod
+    def because(cls, reason: str, kind: str = "error", stage: Optional[str] = None,
+                detail: Optional[str] = None, **args: Any) -> "ProbeError":
+        """A ProbeError flexdoctor words: ``probe-error.<reason>`` filled with ``args``."""
+        from .text import english
+
+        return cls(english(f"probe-error.{reason}", **args), kind=kind, stage=stage, detail=detail,
+                   reason=reason, args=args)
 
     def to_dict(self) -> dict:
-        return {"probe_error": {k: v for k, v in dataclasses.asdict(self).items() if v is not None}}
+        return {"probe_error": {k: v for k, v in dataclasses.asdict(self).items() if v is not None and v != {}}}
 
 
 class Skip(Exception):
-    """Raised by :func:`require` inside a check: the facts it needs are missing."""
+    """Raised inside a check: the facts it needs are missing, so it cannot judge.
+
+    A check raises it with its own words (``Skip(t("deep.not_run"))``); :func:`require` raises it
+    with data (``need``: what was needed; ``error``: the ProbeError, None when absent) and the
+    runner words it.
+    """
+
+    def __init__(self, message: str = "", need: str = "", error: Optional[ProbeError] = None):
+        super().__init__(message)
+        self.message, self.need, self.error = message, need, error
 
 
 def require(value: Any, what: str = "") -> Any:
-    """Return ``value`` or raise :class:`Skip` when it is a ProbeError or None."""
+    """Return ``value`` or raise :class:`Skip` when it is a ProbeError or None.
+
+    ``what`` names the facts needed: a ``needs.<what>`` catalogue key (``"gpu"``), or words.
+    """
     if isinstance(value, ProbeError):
-        raise Skip(f"{what}: {value.message}" if what else value.message)
+        raise Skip(need=what, error=value)
     if value is None:
-        raise Skip(f"{what}: not available" if what else "not available")
+        raise Skip(need=what)
     return value
 
 
@@ -339,15 +368,73 @@ class DeepFacts:
     stage_seconds: dict = field(default_factory=dict)
 
 
+@dataclass(frozen=True)
+class GpuLink:
+    """One GPU's links as NVML sees them (``check --deep`` on a node with several GPUs)."""
+
+    index: int  # NVML index
+    nvlinks: int = 0  # active NVLinks
+    nvlink_version: Optional[int] = None  # 2 Volta, 3 Ampere, 4 Hopper, 5 Blackwell
+    nvswitch: bool = False  # its links end at an NVSwitch (every GPU on the switch is reachable)
+    pcie_gen: Optional[int] = None  # highest current PCIe generation seen (idle and under load)
+    pcie_width: Optional[int] = None  # highest current lane count seen
+    pcie_gen_max: Optional[int] = None  # what this GPU in this slot can do (nvmlDeviceGetMaxPcieLink*)
+    pcie_width_max: Optional[int] = None
+    pcie_loaded: bool = False  # sampled while the all-reduce ran
+
+
+@dataclass(frozen=True)
+class GpuPair:
+    a: int  # NVML indices, a < b
+    b: int
+    topology: Optional[str] = None  # NVML common ancestor: board | PIX | PXB | PHB | NODE | SYS
+    nvlinks: int = 0  # NVLinks joining them (direct, or both on one NVSwitch fabric)
+    nvml_p2p: Optional[str] = None  # NVML's P2P read status: ok | disabled-by-regkey | chipset-not-supported | ...
+    p2p: Optional[bool] = None  # torch.cuda.can_device_access_peer both ways (None: not asked)
+
+
+@dataclass(frozen=True)
+class AllReduce:
+    """An all-reduce across the node's GPUs, one process per GPU, timed as nccl-tests does."""
+
+    backend: str  # nccl | gloo
+    world_size: int
+    bytes: int
+    iterations: int = 0
+    seconds: Optional[float] = None  # mean time of one all-reduce (slowest rank)
+    algbw_gbps: Optional[float] = None  # bytes / seconds / 1e9
+    busbw_gbps: Optional[float] = None  # algbw * 2 (n - 1) / n
+    correct: Optional[bool] = None  # the sum every rank got is the right one
+    error: Optional[str] = None
+    stage: Optional[str] = None  # where it failed or hung: init | first all-reduce | timing
+    hung: bool = False  # a rank did not finish inside the time box
+    timeout: Optional[float] = None
+    nccl_version: Optional[str] = None
+    env: dict = field(default_factory=dict)  # NCCL_* variables in effect
+
+
+@dataclass(frozen=True)
+class MultiGpuFacts:
+    """The GPUs of this node together: NVML topology, torch's peer access, an all-reduce."""
+
+    gpus: list[GpuLink] = field(default_factory=list)
+    pairs: list[GpuPair] = field(default_factory=list)
+    devices: list = field(default_factory=list)  # NVML indices of the GPUs torch uses, in torch order
+    allreduce: Optional[AllReduce] = None
+    nvml_error: Optional[str] = None
+    incomplete: Optional[ProbeError] = None  # the worker died or hung before its end
+    seconds: Optional[float] = None
+
+
 # Plain dataclasses of the project tier live with the parser (stdlib only, no cycle back here).
 from .project.model import DiffusersFacts, ProjectConfig  # noqa: E402
 
 
 @dataclass(frozen=True)
 class ProjectFacts:
-    """``check --config``: the training config as its tool reads it, and the installed diffusers."""
+    """``check --project``: the training config as its tool reads it, and the installed diffusers."""
 
-    config: Union[ProjectConfig, ProbeError, None] = None  # None: no --config given
+    config: Union[ProjectConfig, ProbeError, None] = None  # None: no --project given
     # None: not asked (no config, no DIFFUSERS_ATTN_* variable); ProbeError: skipped or failed.
     diffusers: Union[DiffusersFacts, ProbeError, None] = None
 
@@ -364,7 +451,9 @@ class Facts:
     toolchain: Union[ToolchainFacts, ProbeError, None] = None
     cache: Union[CacheFacts, ProbeError, None] = None
     deep: Union[DeepFacts, ProbeError, None] = None  # None: the deep tier was not run
-    project: Union[ProjectFacts, ProbeError, None] = None  # None: no --config, no diffusers asked
+    # check --deep on a node with two or more GPUs; None: not run or fewer GPUs.
+    multi_gpu: Union[MultiGpuFacts, ProbeError, None] = None
+    project: Union[ProjectFacts, ProbeError, None] = None  # None: no --project, no diffusers asked
     timings: dict = field(default_factory=dict)  # probe name -> seconds
     collected_at: Optional[str] = None
     flexdoctor_version: Optional[str] = None
@@ -424,22 +513,38 @@ def _is_probe_error_dict(value: Any) -> bool:
 
 def from_jsonable(tp: Any, value: Any) -> Any:
     """Rebuild a value of annotated type ``tp`` from JSON data (tolerant of unknown keys)."""
-    if _is_probe_error_dict(value):
-        return ProbeError(**value["probe_error"])
+    return _convert(_inner(tp), value)
+
+
+def _convert(inner: Any, value: Any) -> Any:
     if value is None:
         return None
+    if type(value) is dict and _is_probe_error_dict(value):
+        return ProbeError(**value["probe_error"])
+    return inner(value) if inner is not None else value
+
+
+@functools.lru_cache(maxsize=None)
+def _inner(tp: Any):
+    """How to rebuild a non-null value of ``tp`` (None: as it is), worked out once per type:
+    resolving annotations was most of the time of loading facts, and ``fleet merge`` loads
+    thousands of reports."""
     origin = typing.get_origin(tp)
     if origin is Union or (_UnionType is not None and origin is _UnionType):
         args = [a for a in typing.get_args(tp) if a is not type(None) and a is not ProbeError]
-        if len(args) == 1:
-            return from_jsonable(args[0], value)
-        return value
+        return _inner(args[0]) if len(args) == 1 else None
     if origin is list:
         (item,) = typing.get_args(tp) or (Any,)
-        return [from_jsonable(item, v) for v in value]
-    if dataclasses.is_dataclass(tp) and isinstance(value, dict):
+        each = _inner(item)
+        return lambda value: [_convert(each, v) for v in value]
+    if dataclasses.is_dataclass(tp):
         hints = typing.get_type_hints(tp)
-        known = {f.name for f in dataclasses.fields(tp)}
-        kwargs = {k: from_jsonable(hints[k], v) for k, v in value.items() if k in known}
-        return tp(**kwargs)
-    return value
+        fields = {f.name: _inner(hints[f.name]) for f in dataclasses.fields(tp)}
+
+        def build(value: Any) -> Any:
+            if not isinstance(value, dict):
+                return value
+            return tp(**{k: _convert(fields[k], v) for k, v in value.items() if k in fields})
+
+        return build
+    return None

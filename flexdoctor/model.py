@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import enum
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Optional
 
 from .facts import Facts
@@ -86,7 +86,6 @@ class Report:
     flexdoctor_version: str
     strict: bool = False
     profile: Optional[str] = None
-    extra: dict = field(default_factory=dict)
 
     def counts(self) -> dict[str, int]:
         out = {s.value: 0 for s in Status}
@@ -94,14 +93,16 @@ class Report:
             out[r.status.value] += 1
         return out
 
+    def fails(self, result: Result) -> bool:
+        """Does this result make the run fail (exit 1)? A failure, a check that crashed, or a
+        warning under --strict. The one place this rule lives: the exit code and every renderer
+        (text verdict, GitHub annotation level, JUnit failure) ask here."""
+        return result.status in (Status.FAIL, Status.ERROR) or (self.strict and result.status == Status.WARN)
+
     @property
     def failed(self) -> bool:
-        """True when the run should exit 1: a failure or a check that crashed
-        (or a warning under --strict)."""
-        bad = {Status.FAIL, Status.ERROR}
-        if self.strict:
-            bad.add(Status.WARN)
-        return any(r.status in bad for r in self.results)
+        """True when the run should exit 1 (see :meth:`fails`)."""
+        return any(self.fails(r) for r in self.results)
 
     @property
     def exit_code(self) -> int:

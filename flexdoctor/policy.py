@@ -32,6 +32,7 @@ from typing import Iterable, Optional
 from ._toml import TOMLDecodeError
 from ._toml import loads as toml_loads
 from .model import Result, Status
+from .text import t
 
 
 @dataclass(frozen=True)
@@ -73,8 +74,8 @@ PROFILES = {
 
 VALID_SEVERITY = ("fail", "warn", "ignore")
 CONFIG_KEYS = ("profile", "select", "ignore", "strict", "severity")
-# Tables other features own: [tool.flexdoctor.warm] is warm-cache's.
-OTHER_TABLES = ("warm",)
+# Tables other features own: [tool.flexdoctor.warm] is warm-cache's, [tool.flexdoctor.fleet] fleet's.
+OTHER_TABLES = ("warm", "fleet")
 
 
 class ConfigError(ValueError):
@@ -106,7 +107,7 @@ class Settings:
 
 def get_profile(name: str, where: str) -> Profile:
     if name not in PROFILES:
-        raise ConfigError(f"{where}: unknown profile {name!r} (choose {', '.join(PROFILES)})")
+        raise ConfigError(t("settings.unknown_profile", where=where, name=repr(name), choices=", ".join(PROFILES)))
     return PROFILES[name]
 
 
@@ -130,11 +131,11 @@ def _table(path: Path) -> dict:
     try:
         data = toml_loads(path.read_text(encoding="utf-8"))
     except OSError as exc:
-        raise ConfigError(f"{path}: cannot read ({exc.strerror or exc})")
+        raise ConfigError(t("settings.unreadable", where=path, error=exc.strerror or exc))
     except UnicodeDecodeError:
-        raise ConfigError(f"{path}: not UTF-8 text")
+        raise ConfigError(t("settings.not_utf8", where=path))
     except TOMLDecodeError as exc:
-        raise ConfigError(f"{path}: invalid TOML ({exc})")
+        raise ConfigError(t("settings.bad_toml", where=path, error=exc))
     # pyproject.toml keeps settings under [tool.flexdoctor]; any other file may use that table
     # too (copied from a pyproject) or put the keys at the top level.
     tool = data.get("tool")
@@ -149,7 +150,7 @@ def _names(value: object, key: str, where: str) -> tuple[str, ...]:
     if isinstance(value, str):
         value = [value]
     if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
-        raise ConfigError(f"{where}: '{key}' must be a list of check IDs or symbols")
+        raise ConfigError(t("settings.not_names", where=where, key=key))
     return tuple(v.strip() for v in value)
 
 
@@ -159,11 +160,12 @@ def load(path: Path) -> Settings:
     where = f"{path} {prefix}".strip()
     unknown = [k for k in table if k not in CONFIG_KEYS and k not in OTHER_TABLES]
     if unknown:
-        raise ConfigError(f"{where}: unknown key '{unknown[0]}' (known: {', '.join(CONFIG_KEYS + OTHER_TABLES)})")
+        raise ConfigError(t("settings.unknown_key", where=where, key=unknown[0],
+                            known=", ".join(CONFIG_KEYS + OTHER_TABLES)))
     s = Settings(source=str(path))
     if "profile" in table:
         if not isinstance(table["profile"], str):
-            raise ConfigError(f"{where}: 'profile' must be a string")
+            raise ConfigError(t("settings.profile_not_string", where=where))
         s = dataclasses.replace(s, profile=get_profile(table["profile"], f"{where} 'profile'"))
     if "select" in table:
         s = dataclasses.replace(s, select=_names(table["select"], "select", where))
@@ -171,15 +173,16 @@ def load(path: Path) -> Settings:
         s = dataclasses.replace(s, ignore=_names(table["ignore"], "ignore", where))
     if "strict" in table:
         if not isinstance(table["strict"], bool):
-            raise ConfigError(f"{where}: 'strict' must be true or false")
+            raise ConfigError(t("settings.strict_not_bool", where=where))
         s = dataclasses.replace(s, strict=table["strict"])
     if "severity" in table:
         sev = table["severity"]
         if not isinstance(sev, dict):
-            raise ConfigError(f"{where}: 'severity' must be a table of ID = \"fail\"|\"warn\"|\"ignore\"")
+            raise ConfigError(t("settings.severity_not_table", where=where))
         for k, v in sev.items():
             if v not in VALID_SEVERITY:
-                raise ConfigError(f"{where}: severity.{k} = {v!r}: use one of {', '.join(VALID_SEVERITY)}")
+                raise ConfigError(t("settings.bad_severity", where=where, key=k, value=repr(v),
+                                    choices=", ".join(VALID_SEVERITY)))
         s = dataclasses.replace(s, severity=dict(sev))
     return s
 
@@ -195,8 +198,8 @@ def validate_names(settings: Settings, specs) -> None:
                        ("severity", tuple(settings.severity))):
         for n in names:
             if not any(matches(n, s.id, s.symbol) for s in specs):
-                where = settings.source or "command line"
-                raise ConfigError(f"{where}: '{key}' names unknown check {n!r} (see `flexdoctor rules`)")
+                where = settings.source or t("settings.command_line")
+                raise ConfigError(t("settings.unknown_check", where=where, key=key, name=repr(n)))
 
 
 def select(specs: list, settings: Settings) -> list:
@@ -220,8 +223,6 @@ def apply(result: Result, settings: Settings) -> Optional[Result]:
     skip of a check the profile requires, which fails), and a crashed check stays an error.
     """
     if result.status == Status.SKIP and result.id in settings.profile.required:
-        from .text import t
-
         return dataclasses.replace(result, status=Status.FAIL,
                                    message=t("profile.required", message=result.message,
                                              profile=settings.profile.name))

@@ -7,6 +7,7 @@ from typing import Optional
 
 from . import __version__
 from .checks import CheckSpec, PluginProblem
+from .checks._util import skip_text
 from .facts import Facts, Skip
 from .model import Finding, Report, Result, Status
 from .policy import Settings, apply, skipped_by_profile
@@ -25,7 +26,7 @@ def run_one(spec: CheckSpec, facts: Facts) -> Result:
         if not isinstance(finding, Finding):
             raise TypeError(f"check returned {type(finding).__name__}, not Finding")
     except Skip as exc:
-        finding = Finding(Status.SKIP, str(exc))
+        finding = Finding(Status.SKIP, skip_text(exc))
     except Exception as exc:
         tb = traceback.format_exc().strip().splitlines()[-3:]
         finding = Finding(Status.ERROR, t("common.check_crashed", error=f"{type(exc).__name__}: {exc}"),
@@ -37,12 +38,11 @@ def run_one(spec: CheckSpec, facts: Facts) -> Result:
 def run(
     specs: list[CheckSpec],
     facts: Facts,
-    strict: bool = False,
     plugin_problems: Optional[list[PluginProblem]] = None,
     settings: Optional[Settings] = None,
 ) -> Report:
     """Run ``specs`` over ``facts`` under a profile/configuration (default: the default profile)."""
-    settings = settings or Settings(strict=strict)
+    settings = settings or Settings()
     results = []
     for spec in specs:
         if skipped_by_profile(spec, settings):
@@ -56,4 +56,4 @@ def run(
         results.append(Result("FD000", "plugin-load", t("plugin-load.title"), "plugin", Status.ERROR,
                               t("plugin-load.error", name=p.name, error=p.message)))
     return Report(results=tuple(results), facts=facts, flexdoctor_version=__version__,
-                  strict=settings.strict or strict, profile=settings.profile.name)
+                  strict=settings.strict, profile=settings.profile.name)

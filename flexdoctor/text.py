@@ -60,12 +60,15 @@ _chosen: Optional[str] = None
 
 @functools.lru_cache(maxsize=1)
 def available() -> tuple[str, ...]:
-    """Languages with a catalogue: ``<lang>.toml`` files in flexdoctor/locale (``en``, ``ja``, ``pt-BR``…)."""
+    """Languages with a catalogue: ``<lang>.toml`` files in flexdoctor/locale (``en``, ``ja``, ``pt-BR``…).
+
+    A language counts once its main file exists: area files alone (``hi.views.toml`` written ahead
+    of ``hi.toml``) do not make a language users can choose or the tests must hold complete."""
     try:
         names = [p.name for p in resources.files("flexdoctor.locale").iterdir()]
     except (FileNotFoundError, OSError):
         return ("en",)
-    langs = {n.split(".", 1)[0] for n in names if n.endswith(".toml")}
+    langs = {n[: -len(".toml")] for n in names if n.endswith(".toml") and n.count(".") == 1}
     return tuple(sorted(langs | {"en"}))
 
 
@@ -113,9 +116,17 @@ def has(key: str) -> bool:
     return key in catalog("en")
 
 
-def t(key: str, **kwargs: object) -> str:
+def t(key: str, /, **kwargs: object) -> str:
     """The text for ``key`` with ``{placeholders}`` filled; unknown placeholders stay visible."""
-    template = catalog(language()).get(key) or catalog("en").get(key)
+    return _fill(key, catalog(language()).get(key) or catalog("en").get(key), kwargs)
+
+
+def english(key: str, /, **kwargs: object) -> str:
+    """The English text for ``key`` whatever the report language (the ``message`` of JSON facts)."""
+    return _fill(key, catalog("en").get(key), kwargs)
+
+
+def _fill(key: str, template: Optional[str], kwargs: dict) -> str:
     if template is None:
         raise KeyError(f"no text for {key!r} in flexdoctor/locale/en.toml")
     try:
@@ -133,3 +144,20 @@ def placeholders(template: str) -> frozenset[str]:
         return frozenset(name for _, name, _, _ in _FIELD.parse(template) if name)
     except ValueError:  # unbalanced braces: compare as written
         return frozenset({"<unbalanced braces>"})
+
+
+def human_bytes(n: object) -> str:
+    """1536 -> '1.5 KiB'; None -> '?' (sizes in tables and summary lines, on any floor)."""
+    if n is None:
+        return "?"
+    value = float(n)  # type: ignore[arg-type]
+    for unit in ("B", "KiB", "MiB", "GiB", "TiB"):
+        if abs(value) < 1024 or unit == "TiB":
+            return f"{value:.0f} {unit}" if unit == "B" else f"{value:.1f} {unit}"
+        value /= 1024
+    return str(n)
+
+
+def seconds(v: Optional[float]) -> str:
+    """2.345 -> '2.35'; None -> '—'."""
+    return "—" if v is None else f"{v:.2f}"

@@ -11,14 +11,16 @@ import textwrap
 import pytest
 from typer.testing import CliRunner
 
+from flexdoctor import workload as wl
 from flexdoctor.cli import app
 from flexdoctor.deep import bench as b
+from flexdoctor.render import bench_view
 
 
-def _case(**kw):
-    base = dict(index=0, batch=2, heads=24, kv_heads=24, seq_len=4096, head_dim=128, dtype="bfloat16", mask="none")
+def _case(index=0, **kw):
+    base = dict(batch=2, heads=24, kv_heads=24, seq_len=4096, head_dim=128, dtype="bfloat16", mask="none")
     base.update(kw)
-    return b.Case(**base)
+    return b.Case(index, wl.make(device="cuda", **base))
 
 
 def test_flops_halved_for_causal_and_3_5x_for_fwdbwd(monkeypatch):
@@ -57,20 +59,38 @@ def test_gap_line_shows_eager_vs_compiled_vs_sdpa():
     rep = _report()
     rows0 = [r for r in rep.results if r.case == 0]
     rows1 = [r for r in rep.results if r.case == 1]
-    assert b.gap_line(rows0) == "fwd+bwd: eager flex 46.20 ms · compiled flex 2.50 ms · SDPA (flash) 1.50 ms"
-    assert "eager flex out of memory" in b.gap_line(rows1)
+    assert bench_view.gap_line(rows0) == "fwd+bwd: eager flex 46.20 ms · compiled flex 2.50 ms · SDPA (flash) 1.50 ms"
+    assert "eager flex out of memory" in bench_view.gap_line(rows1)
 
 
 def test_renderers():
     rep = _report()
-    text = b.render_text(rep, color=False, width=120)
+    text = bench_view.render_text(rep, color=False, width=120)
     assert "NVIDIA H100" in text and "flex-eager" in text and "out of memory" in text and "█" in text
     assert "\x1b[" not in text
-    data = json.loads(b.render_json(rep))
+    data = json.loads(bench_view.render_json(rep))
     assert data["schema_version"] == b.BENCH_SCHEMA_VERSION and len(data["results"]) == 8
-    md = b.render_markdown(rep)
+    md = bench_view.render_markdown(rep)
     assert "| B=2 H=24 L=16384 D=128 bfloat16 mask=none | flex-eager |" in md and "OOM" in md
     assert rep.failed  # the crashed flash-attn item
+
+
+def test_a_dead_worker_is_data_and_worded_when_shown():
+    from flexdoctor import text
+
+    rep = _report()
+    dead = b.Measurement(1, "sdpa-math", "fwd", "timeout", died_in="item 7")
+    rep.results.append(dead)
+    assert json.loads(bench_view.render_json(rep))["results"][-1]["died_in"] == "item 7"  # data, no words
+    for lang in text.available():
+        text.set_language(lang)
+        try:
+            said = bench_view.died_reason(dead)
+            assert said == text.t("bench.worker_failed", what=text.t("deep-run.hung"), stage="item 7")
+            assert text.t("bench.status_timeout") in bench_view.render_markdown(rep)
+            assert text.t("bench.md_shape") in bench_view.render_markdown(rep)
+        finally:
+            text.set_language(None)
 
 
 @pytest.mark.parametrize("args,needle", [
@@ -161,3 +181,25 @@ def test_real_gpu_bench():
     # the gap users care about: compiled flex beats eager flex
     assert got[("flex-compiled", "fwdbwd")].ms < got[("flex-eager", "fwdbwd")].ms
     assert not rep.failed
+
+
+def test_pass_is_the_flag_and_mode_its_deprecated_spelling():
+    """bench's --mode (fwd/fwdbwd) is now --pass: warm-cache's --mode is the compile mode."""
+    env = {**__import__("os").environ, "PYTHONPATH": str(__import__("pathlib").Path(__file__).resolve().parents[1])}
+    run = lambda *a: subprocess.run([sys.executable, "-m", "flexdoctor", "bench", *a], capture_output=True,  # noqa: E731
+                                    text=True, timeout=60, env=env)
+    old = run("--mode", "sideways")
+    assert old.returncode == 2 and "--mode is now --pass" in old.stderr and "--pass sideways" in old.stderr
+    both = run("--mode", "fwd", "--pass", "fwd")
+    assert both.returncode == 2 and "give --pass only" in both.stderr
+    assert run("-L", "0").returncode == 2
+
+
+def test_case_json_is_unchanged_by_the_workload_model():
+    """bench JSON schema 1: cases[] keep their keys; a case read back is the same case."""
+    c = _case(index=3, heads=32, kv_heads=8, mask="causal")
+    assert c.to_dict() == {"index": 3, "batch": 2, "heads": 32, "kv_heads": 8, "seq_len": 4096, "head_dim": 128,
+                           "dtype": "bfloat16", "mask": "causal"}
+    assert b.Case.from_dict(c.to_dict()).to_dict() == c.to_dict()
+    # SDPA and flash-attn take head dims flex does not: bench keeps them.
+    assert b.grid(1, 2, None, [128], [8], ["float32"], ["none"], device="cpu")[0].workload.head_dim == 8

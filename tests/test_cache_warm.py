@@ -14,8 +14,10 @@ from pathlib import Path
 import pytest
 
 from flexdoctor import checks, runner
+from flexdoctor import workload as wl
 from flexdoctor.cache import locations, warm
 from flexdoctor.cache import manifest as mf
+from flexdoctor.cache import plan as planner
 from flexdoctor.facts import Facts, TorchStaticFacts
 from flexdoctor.model import Status
 from flexdoctor.probes import cache as cache_probe
@@ -112,6 +114,26 @@ def test_export_import_round_trip_into_an_empty_cache(warmed, tmp_path):
     assert cfg["warm_counters"]["fxgraph_cache_hit"] >= 1 and cfg["warm_counters"]["fxgraph_cache_miss"] == 0
 
 
+def test_a_second_identical_run_starts_no_torch_process(warmed, tmp_path):
+    """Issue 14: configs already warm for this environment are skipped, shown as already warm, and
+    no worker (no `import torch`) starts; the manifest is left as it is."""
+    root, _, first = warmed
+    assert first.returncode == 0
+    log = tmp_path / "started.log"
+    wrapper = tmp_path / "python"  # the same interpreter, logging what it is asked to run
+    wrapper.write_text(f'#!/bin/sh\necho "$@" >> {log}\nexec {sys.executable} "$@"\n')
+    wrapper.chmod(0o755)
+    before = (root / "flexdoctor-manifest.json").read_bytes()
+    done = fd("warm-cache", "--preset", "cpu-smoke", "--cache-dir", str(root), "--python", str(wrapper),
+              env={"CI": "1"}, timeout=120)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "already warm: 1 config(s)" in done.stdout and "fp32 B1 H2 L128 D16 causal fwd cpu" in done.stdout
+    assert "compiling" not in done.stderr and "manifest: unchanged" in done.stdout
+    started = log.read_text() if log.exists() else ""
+    assert "_warm_worker" not in started and "_interp_probe" in started  # torch read, never imported
+    assert (root / "flexdoctor-manifest.json").read_bytes() == before
+
+
 def test_usage_errors_are_one_line_exit_2(tmp_path):
     cases = [
         ("warm-cache", "--cache-dir", str(tmp_path)),  # nothing to warm
@@ -134,7 +156,7 @@ def test_caches_turned_off_is_refused(tmp_path):
 
 def test_a_failing_config_reports_and_exits_1(tmp_path):
     """A worker that dies becomes a failed row with its error; no traceback, exit 1."""
-    outcomes = [warm.Outcome(warm.make(device="cpu", dtype="fp32", heads=2, seq_len=128, head_dim=16))]
+    outcomes = [warm.Outcome(wl.make(device="cpu", dtype="fp32", heads=2, seq_len=128, head_dim=16))]
     fake = tmp_path / "python"
     fake.write_text("#!/bin/sh\necho '@@flexdoctor-stage import torch'\n"
                     "echo 'triton.runtime.errors.OutOfResources: out of resource: shared memory, "
@@ -148,20 +170,20 @@ def test_a_failing_config_reports_and_exits_1(tmp_path):
 
 
 def test_config_model_and_sources(tmp_path):
-    cfgs = warm.product({"dtype": ["bf16", "fp16"], "head_dim": [64, 128], "mask": ["causal", "none"]})
+    cfgs = planner.product({"dtype": ["bf16", "fp16"], "head_dim": [64, 128], "mask": ["causal", "none"]})
     assert len(cfgs) == 8 and len(set(c.name for c in cfgs)) == 8
-    c = warm.make(device="cpu", heads=32, kv_heads=8, mask="sliding_window:256", score_mod="softcap")
+    c = wl.make(device="cpu", heads=32, kv_heads=8, mask="sliding_window:256", score_mod="softcap")
     assert c.mask == "sliding:256" and c.score_mod == "softcap:30" and c.backward is False
-    assert warm.WarmConfig.from_dict(json.loads(json.dumps(c.to_dict()))) == c
-    with pytest.raises(warm.ConfigError):
-        warm.make(heads=6, kv_heads=4)
+    assert wl.Workload.from_dict(json.loads(json.dumps(c.to_dict()))) == c
+    with pytest.raises(wl.WorkloadError):
+        wl.make(heads=6, kv_heads=4)
     (tmp_path / "pyproject.toml").write_text(
         '[tool.flexdoctor.warm]\npresets = ["diffusers"]\ndtype = ["bf16", "fp16"]\nhead_dim = 64\n'
         'mask = ["causal"]\ncache_dir = "/data/cache"\n')
-    src, table = warm.from_file(cwd=tmp_path)
-    got = warm.configs_from_table(table, str(src))
+    src, table = planner.settings_table(cwd=tmp_path)
+    got = planner.configs_from_table(table, str(src))
     assert len(got) == 3 and table["cache_dir"] == "/data/cache"
-    assert warm.default_jobs(cfgs, gpu_free_bytes=80 << 30) >= 1
+    assert planner.default_jobs(cfgs, gpu_memory=80 << 30) >= 1
 
 
 def test_locations_mirror_torch(monkeypatch, tmp_path):

@@ -294,11 +294,12 @@ def _has_flex() -> bool:
 def test_real_cpu_warm_then_why(tmp_path):
     """warm-cache (its real worker) warms one CPU config and records its key; then `cache why`
     runs a step that compiles that config again (a hit), in bf16 and with a softcap score_mod (misses)."""
+    from flexdoctor import workload
     from flexdoctor.cache import warm
 
     root = tmp_path / "cache"
-    cfg = warm.make(dtype="float32", head_dim=16, heads=2, seq_len=128, batch=1, mask="causal", device="cpu",
-                    backward=False)
+    cfg = workload.make(dtype="float32", head_dim=16, heads=2, seq_len=128, batch=1, mask="causal", device="cpu",
+                        backward=False)
     out = warm.Outcome(cfg)
     warm.Runner(sys.executable, str(root), 1, timeout=600).compile([out])
     assert not out.failed, out.error

@@ -209,8 +209,9 @@ def test_no_check_errors(name):
 # Areas whose facts these machine fixtures do not carry have the same both-ways coverage test
 # over their own fixtures: cache (tests/test_cache_checks.py, one bad and one good case per
 # check), deep (tests/test_deep.py::test_every_deep_check_passes_and_complains_somewhere) and
-# diffusers (tests/test_diffusers_checks.py::test_every_check_passes_somewhere_and_complains_somewhere).
-OWN_COVERAGE = ("cache", "deep", "diffusers")
+# diffusers (tests/test_diffusers_checks.py::test_every_check_passes_somewhere_and_complains_somewhere)
+# and multigpu (tests/test_multigpu.py::test_every_multigpu_check_passes_and_complains_somewhere).
+OWN_COVERAGE = ("cache", "deep", "diffusers", "multigpu")
 
 
 def test_every_check_both_passes_and_complains_somewhere():

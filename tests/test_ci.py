@@ -32,8 +32,8 @@ def cli(*args: str, cwd: Path | None = None, env: dict | None = None) -> subproc
                           cwd=cwd or ROOT, env=e, timeout=120)
 
 
-def report(name: str, **kw):
-    return runner.run(checks.builtin(), facts(name), **kw)
+def report(name: str, strict: bool = False, settings=None):
+    return runner.run(checks.builtin(), facts(name), settings=settings or policy.Settings(strict=strict))
 
 
 # ------------------------------------------------------------------ github
@@ -245,3 +245,22 @@ def test_settings_file_any_name_either_shape(tmp_path, name, content):
     f.write_text(content)
     done = cli("check", "--static", "--format", "json", "--settings", str(f))
     assert json.loads(done.stdout)["profile"] == "gpu"
+
+
+@pytest.mark.parametrize("name", ["t4", "driver_too_old", "h100"])
+@pytest.mark.parametrize("strict", [False, True])
+def test_one_strict_failure_rule_for_exit_code_github_and_junit(name, strict):
+    """The exit code, the GitHub error annotations and the JUnit failures/errors all name the
+    same checks: those Report.fails says make the run fail."""
+    r = report(name, strict=strict)
+    failing = {x.id for x in r.results if r.fails(x)}
+    assert r.exit_code == (1 if failing else 0)
+    gh = renderer(Format.github)(r, step_summary="")
+    annotated = {ln.split("title=", 1)[1].split(" ", 1)[0] for ln in gh.splitlines() if ln.startswith("::error ")}
+    assert annotated == failing
+    suite = ET.fromstring(renderer(Format.junit)(r)).find("testsuite")
+    bad = {c.get("name").split(" ", 1)[0] for c in suite.findall("testcase")
+           if c.find("failure") is not None or c.find("error") is not None}
+    assert bad == failing
+    if strict:
+        assert {x.id for x in r.results if x.status == Status.WARN} <= failing

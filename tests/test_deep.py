@@ -162,6 +162,25 @@ def test_parse_crash_and_import_error():
     assert isinstance(got, ProbeError) and got.stage == "start"
 
 
+def test_deep_failures_are_data_worded_in_the_report_language():
+    from flexdoctor import text
+
+    got = deep.parse(_out(STAGE + "import torch", STAGE + "flex run float16"), "", -9)
+    assert (got.reason, got.args) == ("deep_killed_during", {"signal": "SIGKILL", "where": "flex run float16"})
+    bf16 = from_jsonable(DeepFacts, {"device": "cuda", "capability": "7.5", "flex": [
+        {"dtype": "float16", "shape": [2, 4, 256, 64], "rel_error": 1e-3, "compiled_path": True}],
+        "flex_skipped": {"bfloat16": "no-native-bf16"}})
+    for lang in [lang for lang in text.available()]:
+        text.set_language(lang)
+        try:
+            fd801 = results(got)["FD801"]
+            assert text.t("probe-error.deep_killed_during", signal="SIGKILL", where="flex run float16") in fd801.message
+            assert text.t("deep-run.crashed") in fd801.message
+            assert text.t("deep-flex-compiled.no_native_bf16", sm="75") in "\n".join(results(bf16)["FD804"].details)
+        finally:
+            text.set_language(None)
+
+
 def test_missing_interpreter_is_a_result_not_a_crash():
     got = deep.probe("/nonexistent/python3", timeout=10)
     assert isinstance(got, ProbeError)

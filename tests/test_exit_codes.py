@@ -56,7 +56,9 @@ def box(tmp_path_factory) -> Path:
     from flexdoctor.cache import manifest as mf  # something clear-cache would delete: a real manifest
 
     root = str(d / "cache")
-    mf.write(root, mf.merge(None, {"torch": "2.13.0", "device": "cpu"}, [], set(), root, flexdoctor.__version__, {}))
+    from flexdoctor.cache.fingerprint import Fingerprint
+
+    mf.write(root, mf.merge(None, Fingerprint(torch="2.13.0", device="cpu"), [], set(), root, flexdoctor.__version__))
     # Python 2.7 as flexdoctor meets it: -c answers, a Python 3 script is a SyntaxError.
     _exe(d / "python2", "#!/bin/sh\nif [ \"$1\" = \"-c\" ]; then printf '2.7.18'; exit 0; fi\n"
                         "echo 'SyntaxError: invalid syntax' >&2; exit 1\n")

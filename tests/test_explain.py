@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import io
 import json
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -76,25 +77,32 @@ def test_overlong_line_is_bounded():
 
 def test_big_stream_is_streamed():
     class Lines(io.RawIOBase):
-        """A 200k-line stream produced on the fly, never held in memory."""
+        """A 1M-line stream produced on the fly, never held in memory."""
 
         def __init__(self, n):
             self.n = n
-            self.buf = b""
+            self.buf = bytearray()
+            self.peak = 0  # the most bytes this stream ever held
 
         def readable(self):
             return True
 
         def readinto(self, b):
-            while len(self.buf) < len(b) and self.n:
-                self.n -= 1
-                self.buf += b"step 12: loss 0.123 lr 1e-4\n"
-            chunk, self.buf = self.buf[: len(b)], self.buf[len(b):]
+            line = b"step 12: loss 0.123 lr 1e-4\n"
+            want = min(self.n, (len(b) - len(self.buf)) // len(line) + 1)
+            if want > 0:
+                self.n -= want
+                self.buf += line * want
+            self.peak = max(self.peak, len(self.buf))
+            chunk = bytes(self.buf[: len(b)])
+            del self.buf[: len(b)]
             b[: len(chunk)] = chunk
             return len(chunk)
 
-    result = kbx.scan(io.BufferedReader(Lines(200_000)))
-    assert result.lines == 200_000 and not result.found
+    lines = Lines(1_000_000)  # 28 MB
+    result = kbx.scan(io.BufferedReader(lines))
+    assert result.lines == 1_000_000 and not result.found
+    assert lines.peak <= kbx.BLOCK + 28  # read in blocks, never the whole stream at once
 
 
 def test_text_renderer():
@@ -185,8 +193,47 @@ def test_random_binary_never_crashes(data):
 def test_random_text_never_crashes(text):
     result = kbx.scan_text(text)
     explain_view.render(result, "fuzz")
-    result2 = scan_bytes(text.encode("utf-8", "surrogatepass"))
-    assert {p.entry.id for p in result2.problems} == {p.entry.id for p in result.problems} or True
+    # With "\n" as the only line boundary (str.splitlines also splits at \r, \x0b, \x1c, \u2028 ...),
+    # the text path and the bytes path see the same lines and must agree exactly.
+    plain = re.sub("[\r\x0b\x0c\x1c\x1d\x1e\x85\u2028\u2029]", " ", text)
+    by_text, by_bytes = kbx.scan_text(plain), scan_bytes(plain.encode("utf-8", "surrogatepass"))
+    assert by_text.lines == by_bytes.lines
+    assert [(p.entry.id, p.count, p.hits) for p in by_text.problems] == \
+        [(p.entry.id, p.count, p.hits) for p in by_bytes.problems]
+
+
+# Real error lines from the recorded logs, each with the entries it matches on its own.
+_MATCHER = kbx.Matcher()
+_REAL_LINES = sorted({ln for f in LOGS.glob("*.log") for ln in f.read_text(encoding="utf-8").splitlines()
+                      if ln.strip() and _MATCHER.match(kbx.clean(ln.encode()))})
+# str.splitlines breaks on these too; a byte stream breaks only on \n, so a log never holds them
+# as line breaks (and the two scans may rightly differ on text that does).
+_OTHER_BREAKS = "\r\x0b\x0c\x1c\x1d\x1e\x85\u2028\u2029"
+_noise = st.text(alphabet=st.characters(blacklist_characters="\n" + _OTHER_BREAKS, blacklist_categories=("Cs",)),
+                 max_size=120)
+
+
+def test_real_lines_are_known():
+    assert len(_REAL_LINES) >= 30
+
+
+@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.lists(st.one_of(st.sampled_from(_REAL_LINES), _noise), max_size=30))
+def test_streamed_bytes_and_text_find_the_same_problems(lines):
+    """A log read as a byte stream (explain FILE, a pipe) and the same log as text agree on every
+    problem and where it starts, and a real error line is never lost among random lines."""
+    text = "\n".join(lines)
+    as_text = kbx.scan_text(text)
+    as_bytes = scan_bytes(text.encode("utf-8"))
+    assert [(p.entry.id, p.first_line) for p in as_bytes.problems] == \
+        [(p.entry.id, p.first_line) for p in as_text.problems]
+    found = {p.entry.id for p in as_bytes.problems}
+    for line in lines:
+        if line in _REAL_LINES:
+            alone = {p.entry.id for p in kbx.scan_text(line).problems}
+            # an entry may give way to a more specific one found too (its ``overrides``)
+            replaced = {old for p in as_bytes.problems for old in p.entry.overrides}
+            assert alone - replaced <= found
 
 
 @settings(max_examples=100, deadline=None)

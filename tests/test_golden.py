@@ -52,9 +52,16 @@ def test_golden_verbose_text(case):
 
 
 def test_every_format_has_a_renderer_and_a_golden():
-    for fmt in Format:
-        assert callable(renderer(fmt))
-        assert fmt in SUFFIX
+    """Every format renders every case to its own text, and each has a golden file to compare."""
+    for case in CASES:
+        facts = Facts.from_dict(json.loads((FIXTURES / f"{case}.json").read_text()))
+        problems = {r.id for r in runner.run(checks.builtin(), facts).results if r.status.value in ("warn", "fail", "error")}
+        assert problems, case
+        outputs = {fmt: render(case, fmt) for fmt in Format}
+        for fmt, out in outputs.items():
+            assert (GOLDEN / f"{case}.{SUFFIX[fmt]}").is_file(), (case, fmt)
+            assert all(i in out for i in problems), (case, fmt)  # every problem reaches every format
+        assert len(set(outputs.values())) == len(Format)  # no two formats share one renderer
 
 
 def test_colour_only_when_asked():

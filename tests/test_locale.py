@@ -108,3 +108,138 @@ def test_unknown_lang_option_is_english_without_error():
     result = CliRunner().invoke(app, ["rules", "--lang", "tlh"])
     assert result.exit_code == 0, result.output
     assert text.catalog("en")["gpu-present.title"] in result.output
+
+
+# ------------------------------------------------------------------ words that are data until shown
+
+
+@pytest.fixture
+def speak():
+    """Switch the report language for one test, back to the environment's afterwards."""
+    yield text.set_language
+    text.set_language(None)
+
+
+def test_knowledge_applies_and_word_defaults_are_catalogue_keys():
+    words = knowledge.english_words()
+    assert words["kb.FDE608.applies"] == knowledge._english()["FDE608"].applies
+    assert words["kb.FDE302.defaults.requirement"] == "the version in torch's Requires-Dist"
+    assert "kb.FDE302.defaults.python" not in words  # code, not words: never translated
+    assert knowledge._english()["FDE101"].applies is None and "kb.FDE101.applies" not in words
+
+
+@pytest.mark.parametrize("lang", TRANSLATIONS)
+def test_translated_defaults_fill_the_translated_fix(lang, speak):
+    english = knowledge._english()["FDE302"]
+    speak(lang)
+    entry = knowledge.get("FDE302")
+    assert entry.applies == english.applies  # FDE302 has none
+    assert entry.defaults["requirement"] == text.catalog(lang)["kb.FDE302.defaults.requirement"]
+    assert entry.defaults["python"] == english.defaults["python"]
+    assert text.catalog(lang)["kb.FDE302.defaults.requirement"] in entry.render().summary
+    assert knowledge.get("FDE608").applies == text.catalog(lang)["kb.FDE608.applies"]
+
+
+def test_translate_must_name_a_default():
+    from flexdoctor._toml import loads
+
+    raw = loads('[[entry]]\nid = "FDE999"\nsymbol = "x"\ntitle = "t"\ncause = "c"\nfix = "{a}"\n'
+                'translate = ["b"]\n[entry.defaults]\na = "code"\n')["entry"][0]
+    entry = knowledge.Entry(**{**raw, "translate": tuple(raw["translate"])})
+    assert [n for n in entry.translate if n not in entry.defaults] == ["b"]  # what _english() refuses
+
+
+@pytest.mark.parametrize("lang", TRANSLATIONS)
+def test_probe_errors_are_worded_in_the_report_language(lang, speak):
+    from flexdoctor.checks._util import probe_error_text
+    from flexdoctor.facts import Facts, ProbeError
+
+    err = ProbeError.because("crashed", kind="crash", program="/usr/bin/python3 _torch_probe.py", signal="SIGSEGV")
+    assert err.message == "/usr/bin/python3 _torch_probe.py crashed (SIGSEGV)"  # the JSON keeps English
+    assert Facts.from_dict(Facts(torch_runtime=err).to_dict()).torch_runtime == err  # reason/args round-trip
+    speak(lang)
+    said = probe_error_text(err)
+    assert said == text.catalog(lang)["probe-error.crashed"].format(**err.args)
+    assert "SIGSEGV" in said and "_torch_probe.py" in said
+    # A ProbeError that only carries another program's words (an import error, an old recording).
+    assert probe_error_text(ProbeError("ImportError: libcudart.so.12", kind="import-error")) == \
+        "ImportError: libcudart.so.12"
+
+
+@pytest.mark.parametrize("lang", ["en", *TRANSLATIONS])
+def test_a_check_missing_its_facts_skips_in_words(lang, speak):
+    from flexdoctor import checks, runner
+    from flexdoctor.facts import Facts, ProbeError
+
+    speak(lang)
+    spec = checks.find("FD101", checks.builtin())
+    absent = runner.run_one(spec, Facts(gpu=None))
+    assert absent.status.value == "skip"
+    assert absent.message == text.t("skip.unavailable", what=text.t("needs.gpu"))
+    failed = runner.run_one(spec, Facts(gpu=ProbeError.because("probe_timeout", kind="timeout", probe="gpu",
+                                                                 seconds="5")))
+    assert failed.message == text.t("skip.failed", what=text.t("needs.gpu"),
+                                    reason=text.t("probe-error.probe_timeout", probe="gpu", seconds="5"))
+
+
+@pytest.mark.parametrize("lang", TRANSLATIONS)
+def test_usage_errors_speak_the_language(lang):
+    from typer.testing import CliRunner
+
+    from flexdoctor.cli import app
+
+    try:
+        result = CliRunner().invoke(app, ["--lang", lang, "check", "--format", "yaml"])
+        assert result.exit_code == 2
+        choices = "text, json, markdown, github, junit"
+        said = text.catalog(lang)["cli.error.format"].format(value="yaml", choices=choices)
+        assert text.catalog(lang)["cli.usage_error"].format(message=said) in result.output
+    finally:
+        text.set_language(None)
+
+
+def test_locale_tool_is_quiet_when_its_reader_goes_away():
+    import subprocess
+    import sys
+
+    proc = subprocess.run(f"{sys.executable} -m flexdoctor.locale en | head -c 1", shell=True,
+                          capture_output=True, text=True, timeout=60)
+    assert "Traceback" not in proc.stderr and "BrokenPipe" not in proc.stderr, proc.stderr
+
+
+def test_wrapping_counts_terminal_cells():
+    from rich.cells import cell_len
+
+    from flexdoctor.render._common import wrap
+
+    ja = "ドライバーが対応する CUDA 向けにビルドされた torch のホイール（cu126）をインストールしてください。" * 3
+    lines = wrap(ja, 40, "  ").splitlines()
+    assert all(cell_len(ln) <= 40 for ln in lines) and len(lines) > 4
+    assert not any(ln.lstrip().startswith(("、", "。", "）")) for ln in lines)  # kinsoku
+    assert "".join(ln.strip() for ln in lines).replace(" ", "") == ja.replace(" ", "")
+    hi = "NVIDIA driver को ऐसे driver पर अपग्रेड करें जो CUDA 13.0 सपोर्ट करे, या वह torch wheel इंस्टॉल करें"
+    assert all(cell_len(ln) <= 30 for ln in wrap(hi, 30).splitlines())
+
+
+def test_a_placeholder_may_be_named_key():
+    """t()'s own parameter is positional-only: settings errors fill {key} (the settings key)."""
+    assert "'profle'" in text.t("settings.unknown_key", where="pyproject.toml", key="profle", known="profile")
+    assert "'profle'" in text.english("settings.unknown_key", where="x", key="profle", known="y")
+
+
+@pytest.mark.parametrize("lang", ["en", *TRANSLATIONS])
+def test_no_key_is_written_in_two_files(lang):
+    """Files of one language are merged: a key in two of them would silently hide one text."""
+    from importlib import resources
+
+    from flexdoctor._toml import loads
+
+    where: dict = {}
+    for item in resources.files("flexdoctor.locale").iterdir():
+        name = item.name
+        if name == f"{lang}.toml" or (name.startswith(f"{lang}.") and name.endswith(".toml")):
+            flat: dict = {}
+            text._flatten(loads(item.read_text(encoding="utf-8")), flat)
+            for key in flat:
+                where.setdefault(key, []).append(name)
+    assert {k: v for k, v in where.items() if len(v) > 1} == {}

@@ -173,13 +173,15 @@ def test_nvcc_prints_nothing(clean_toolchain_env):
 def test_nvcc_fails(clean_toolchain_env):
     _exe(clean_toolchain_env / "nvcc", "#!/bin/sh\necho 'nvcc: error while loading shared libraries' >&2; exit 127\n")
     n = toolchain.nvcc()
-    assert isinstance(n, ProbeError) and "exit status 127" in n.message
+    assert isinstance(n, ProbeError) and n.reason == "exit_status" and n.args["status"] == 127
+    assert "exited with status 127" in n.message and "error while loading shared libraries" in n.detail
 
 
 def test_nvcc_hangs(clean_toolchain_env):
     _exe(clean_toolchain_env / "nvcc", "#!/bin/sh\nexec sleep 60\n")
     n = toolchain.nvcc(timeout=1)
-    assert isinstance(n, ProbeError) and "timed out" in n.message
+    assert isinstance(n, ProbeError) and n.kind == "timeout" and n.reason == "timeout"
+    assert "did not finish in time" in n.message
 
 
 def test_cuda_home_is_a_file(clean_toolchain_env, monkeypatch, tmp_path):

@@ -95,8 +95,10 @@ def test_id_symbol_area_format(spec):
 
 
 def test_id_hundreds_follow_the_area():
-    # FD1xx gpu, FD2xx torch, FD3xx compiler, FD4xx toolchain, FD6xx platform (see the check modules).
-    prefix = {"gpu": "FD1", "torch": "FD2", "compiler": "FD3", "toolchain": "FD4", "platform": "FD6"}
+    # FD1xx gpu, FD2xx torch, FD3xx compiler, FD4xx toolchain, FD6xx platform, FD9xx the GPUs of a
+    # node together (see the check modules).
+    prefix = {"gpu": "FD1", "torch": "FD2", "compiler": "FD3", "toolchain": "FD4", "platform": "FD6",
+              "multigpu": "FD9"}
     for spec in SPECS:
         if spec.area in prefix:
             assert spec.id.startswith(prefix[spec.area]), (spec.id, spec.area)

@@ -74,7 +74,12 @@ class Switch:
     rule: str  # how this release parses it: a cache-enabled.rule_* catalogue key
     read: bool = True  # False: this release does not read the variable at all
     default_off: bool = False  # the cache is off in this release whatever the variable says
-    release: str = ""  # "torch 2.11.0" / "triton 3.6.0": the parser that was applied
+    release: str = ""  # "torch 2.11.0" / "triton 3.6.0": the parser applied; "": the newest rules
+
+    @property
+    def package(self) -> str:
+        """Whose parser reads the variable: ``triton`` or ``torch``."""
+        return "triton" if self.what == "triton" else "torch"
 
     @property
     def surprising(self) -> bool:
@@ -112,8 +117,8 @@ def switches(env: Mapping[str, str], torch_version: object = None,
     """Every cache switch set in ``env``, judged for these releases (None: the newest rules)."""
     tv = _v(torch_version)
     trv = _v(triton_version)
-    torch_rel = f"torch {tv}" if tv else "torch (newest rules)"
-    triton_rel = f"triton {trv}" if trv else "triton (newest rules)"
+    torch_rel = f"torch {tv}" if tv else ""  # "": unknown release, judged by the newest rules
+    triton_rel = f"triton {trv}" if trv else ""
     tv = tv or Version("99")
     trv = trv or Version("99")
     out: list[Switch] = []

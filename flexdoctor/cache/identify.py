@@ -261,10 +261,10 @@ def dynamo(path: str, children: list) -> dict:
 
 
 def _manifest_ok(path: str) -> bool:
-    from .manifest import FORMAT
+    from .manifest import READS  # every manifest format this flexdoctor wrote (1: before compile options)
 
     data = load_json(path)
-    return isinstance(data, dict) and data.get("format") == FORMAT and "flexdoctor_version" in data
+    return isinstance(data, dict) and data.get("format") in READS and "flexdoctor_version" in data
 
 
 def flexdoctor_file(entry: os.DirEntry) -> Optional[str]:

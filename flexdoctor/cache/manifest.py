@@ -4,67 +4,187 @@ The manifest is a small JSON file (``flexdoctor-manifest.json``). It is written 
 (temporary file in the same directory, fsync, ``os.replace``), so a crash or Ctrl-C leaves
 either the old manifest or the new one, never half of one.
 
-The fingerprint holds what Inductor's and Triton's cache keys depend on (torch version and
-source hash, Triton, CUDA/HIP version, GPU name; FACTS §3) plus, for information only, the
-driver, GPU capability and Python. :func:`compare` says which keyed parts changed: any of them
-means the warmed entries will never be hit again (dead weight, not wrong results).
+:class:`Manifest` is its typed form. ``format`` says which layout wrote it:
+
+- 1 (flexdoctor before compile options): configs say ``shapes: static|dynamic``, no mode,
+  fullgraph or dynamic; they were compiled with torch.compile's defaults, which is how
+  :meth:`Manifest.from_dict` reads them.
+- 2: configs carry ``mode``, ``dynamic``, ``fullgraph`` and ``kernel_options`` (their identity),
+  and the run's compile environment (``compile_env``).
+
+The fingerprint (:mod:`.fingerprint`) holds what the cache keys depend on; entry groups record,
+per fingerprint, the cache entries its warm-ups created (for the dead-weight report and for
+"already warm": a config is only skipped while its group's entries are still there).
 """
 
 from __future__ import annotations
 
+import dataclasses
 import datetime as _dt
-import hashlib
 import json
 import os
 import tempfile
-from typing import Iterable, Optional
+from dataclasses import dataclass, field
+from typing import Any, Iterable, Mapping, Optional
 
+from ..text import t
+from ..workload import Workload, WorkloadError
 from . import locations
+from .fingerprint import Fingerprint
 
-FORMAT = 1
-# Parts of the fingerprint that are in Inductor's or Triton's cache keys: a change means a miss.
-KEYED = ("torch", "torch_git", "triton", "cuda", "hip", "gpu_name")
-# Recorded for the report, not in any cache key (driver) or implied by the keyed parts.
-INFO = ("driver", "gpu_capability", "python", "device")
-LABELS = {"torch": "torch", "torch_git": "torch build", "triton": "triton", "cuda": "CUDA",
-          "hip": "HIP", "gpu_name": "GPU", "driver": "driver", "gpu_capability": "GPU capability",
-          "python": "Python", "device": "device"}
+FORMAT = 2
+READS = (1, 2)
+# Statuses of a config that a fresh process proved (or the compile found) warm.
+WARM_STATUSES = ("warm (verified)", "compiled", "already warm")
 
 
-def fingerprint_id(fp: dict) -> str:
-    keyed = {k: fp.get(k) for k in KEYED}
-    return hashlib.sha256(json.dumps(keyed, sort_keys=True).encode()).hexdigest()[:16]
+def fingerprint_id(fp: Mapping) -> str:
+    return Fingerprint.from_dict(fp).id
 
 
-def compare(old: dict, new: dict) -> list[tuple[str, object, object]]:
-    """Keyed fingerprint parts that differ: [(label, old, new)]. Unknown (None) in ``new`` is
-    not a change: flexdoctor could not tell (e.g. the torch runtime probe was skipped)."""
-    out = []
-    for key in KEYED:
-        a, b = old.get(key), new.get(key)
-        if b is None or a == b:
-            continue
-        if key == "torch" and _public(a) == _public(b):
-            # "2.11.0+cu130" (torch.__version__) and "2.11.0" (a wheel's metadata without the
-            # local tag) are the same release; which build it is, torch_git says.
-            continue
-        if key == "gpu_name" and old.get("device") == "cpu":
-            continue
-        out.append((LABELS[key], a, b))
-    return out
-
-
-def _public(version: object) -> object:
-    return version.split("+", 1)[0] if isinstance(version, str) else version
+def compare(old: Mapping, new: Mapping) -> list[tuple[str, object, object]]:
+    """Keyed fingerprint parts that differ: [(label, old, new)] (see Fingerprint.changes)."""
+    return Fingerprint.from_dict(old).changes(Fingerprint.from_dict(new))
 
 
 def now() -> str:
     return _dt.datetime.now(_dt.timezone.utc).replace(microsecond=0).isoformat()
 
 
+# --------------------------------------------------------------------------- the typed manifest
+
+@dataclass(frozen=True)
+class ConfigRecord:
+    """One warmed config: its identity (the workload) and what its compile and proof measured."""
+
+    workload: Workload
+    status: str
+    compile_s: Optional[float] = None
+    fwd_s: Optional[float] = None
+    bwd_s: Optional[float] = None
+    process_s: Optional[float] = None
+    stage_seconds: Optional[dict] = None
+    counters: Optional[dict] = None
+    warm_first_call_s: Optional[float] = None
+    warm_fwd_s: Optional[float] = None
+    warm_bwd_s: Optional[float] = None
+    warm_counters: Optional[dict] = None
+    export_bytes: Optional[int] = None
+    error: Optional[str] = None
+    error_stage: Optional[str] = None
+    kb: tuple = ()
+
+    @property
+    def name(self) -> str:
+        return self.workload.name
+
+    @property
+    def warm(self) -> bool:
+        return self.status in WARM_STATUSES and not self.error
+
+    def to_dict(self) -> dict:
+        d = {f.name: getattr(self, f.name) for f in dataclasses.fields(self) if f.name != "workload"}
+        d["kb"] = list(self.kb)
+        return {"name": self.name, "config": self.workload.to_dict(), **d}
+
+    @classmethod
+    def from_dict(cls, data: Mapping) -> "ConfigRecord":
+        known = {f.name for f in dataclasses.fields(cls)} - {"workload"}
+        kw = {k: v for k, v in data.items() if k in known}
+        kw["kb"] = tuple(kw.get("kb") or ())
+        kw["status"] = str(kw.get("status") or "")
+        return cls(workload=Workload.from_dict(data.get("config") or {}), **kw)
+
+
+@dataclass(frozen=True)
+class EntryGroup:
+    fingerprint: Fingerprint
+    entries: tuple = ()  # cache entries (relative paths) its warm-ups created
+
+    def present(self, root: str) -> bool:
+        """Are all its entries still in the cache dir (bounded: one lstat each)?"""
+        return all(os.path.lexists(os.path.join(root, e)) for e in self.entries)
+
+
+@dataclass(frozen=True)
+class Manifest:
+    fingerprint: Fingerprint
+    configs: tuple = ()  # ConfigRecord, sorted by name
+    entry_groups: Mapping = field(default_factory=dict)  # fingerprint id -> EntryGroup
+    cache_dir: Optional[str] = None
+    written_at: Optional[str] = None
+    flexdoctor_version: Optional[str] = None
+    format: int = FORMAT
+    compile_env: Optional[dict] = None  # None: not recorded (format 1)
+    last_run: Optional[dict] = None
+    run: Optional[dict] = None
+    imported_from: Optional[str] = None
+    unreadable_configs: int = 0  # config entries this flexdoctor could not read (kept out of configs)
+
+    @property
+    def fingerprint_id(self) -> str:
+        return self.fingerprint.id
+
+    def config(self, workload: Workload) -> Optional[ConfigRecord]:
+        return next((c for c in self.configs if c.workload == workload), None)
+
+    @classmethod
+    def from_dict(cls, data: Any, where: str = "manifest") -> "Manifest":
+        """Read any format in READS. ValueError: not a flexdoctor manifest, or a newer one."""
+        if not isinstance(data, Mapping) or not isinstance(data.get("fingerprint"), Mapping):
+            raise ValueError(t("manifest.not_ours", where=where))
+        fmt = data.get("format", 1)
+        if fmt not in READS:
+            raise ValueError(t("manifest.too_new", where=where, format=repr(fmt), reads=", ".join(map(str, READS))))
+        configs, bad = [], 0
+        for raw in data.get("configs") or []:
+            try:
+                configs.append(ConfigRecord.from_dict(raw))
+            except (WorkloadError, TypeError, AttributeError, ValueError):
+                bad += 1  # a hand-edited or foreign entry: never "already warm"
+        groups = {}
+        for gid, g in (data.get("entry_groups") or {}).items():
+            if isinstance(g, Mapping):
+                entries = tuple(e for e in g.get("entries") or () if isinstance(e, str) and ".." not in e.split("/"))
+                groups[str(gid)] = EntryGroup(Fingerprint.from_dict(g.get("fingerprint")), entries)
+        env = data.get("compile_env")
+        return cls(fingerprint=Fingerprint.from_dict(data["fingerprint"]),
+                   configs=tuple(sorted(configs, key=lambda c: c.name)), entry_groups=groups,
+                   cache_dir=data.get("cache_dir"), written_at=data.get("written_at"),
+                   flexdoctor_version=data.get("flexdoctor_version"), format=int(fmt),
+                   compile_env=dict(env) if isinstance(env, Mapping) else None,
+                   last_run=data.get("last_run") if isinstance(data.get("last_run"), Mapping) else None,
+                   run=data.get("run") if isinstance(data.get("run"), Mapping) else None,
+                   imported_from=data.get("imported_from"), unreadable_configs=bad)
+
+    def to_dict(self) -> dict:
+        out = {
+            "format": FORMAT,
+            "flexdoctor_version": self.flexdoctor_version,
+            "written_at": self.written_at,
+            "cache_dir": self.cache_dir,
+            "fingerprint": self.fingerprint.to_dict(),
+            "fingerprint_id": self.fingerprint.id,
+            "compile_env": self.compile_env or {},
+            "configs": [c.to_dict() for c in self.configs],
+            "entry_groups": {gid: {"fingerprint": g.fingerprint.to_dict(), "entries": sorted(g.entries)}
+                             for gid, g in self.entry_groups.items()},
+        }
+        for key in ("last_run", "run", "imported_from"):
+            if getattr(self, key) is not None:
+                out[key] = getattr(self, key)
+        return out
+
+
+def load(root: str) -> Optional[Manifest]:
+    """The typed manifest of ``root``; None when there is none; ValueError when unreadable."""
+    data = read(root)
+    return None if data is None else Manifest.from_dict(data, locations.manifest_path(root))
+
+
 def read(root: str) -> Optional[dict]:
-    """The manifest in ``root``, or None when there is none. Raises ValueError when it is not
-    a flexdoctor manifest (unreadable JSON or wrong shape)."""
+    """The manifest in ``root`` as JSON data, or None when there is none. Raises ValueError when it
+    is not a flexdoctor manifest (unreadable JSON or wrong shape)."""
     path = locations.manifest_path(root)
     try:
         with open(path, encoding="utf-8") as fh:
@@ -74,14 +194,17 @@ def read(root: str) -> Optional[dict]:
     except (OSError, ValueError) as exc:
         raise ValueError(f"{path}: {exc}") from exc
     except RecursionError:
-        raise ValueError(f"{path}: nested too deeply to read") from None
+        raise ValueError(t("manifest.too_deep", where=path)) from None
     if not isinstance(data, dict) or not isinstance(data.get("fingerprint"), dict):
-        raise ValueError(f"{path}: not a flexdoctor manifest")
+        raise ValueError(t("manifest.not_ours", where=path))
     return data
 
 
-def write(root: str, data: dict) -> str:
-    """Atomically write ``data`` as the manifest of ``root``; returns its path."""
+def write(root: str, data: Any) -> str:
+    """Atomically write ``data`` (a Manifest or its JSON data) as the manifest of ``root``; returns
+    its path."""
+    if isinstance(data, Manifest):
+        data = data.to_dict()
     path = locations.manifest_path(root)
     os.makedirs(root, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=".flexdoctor-manifest.", suffix=".tmp", dir=root)
@@ -157,32 +280,24 @@ def size_of(path: str) -> int:
     return total
 
 
-def merge(old: Optional[dict], fp: dict, configs: Iterable[dict], new_entries: Iterable[str],
-          cache_dir: str, flexdoctor_version: str, extra: Optional[dict] = None) -> dict:
-    """The next manifest: this run's fingerprint and configs (configs of the same fingerprint
-    warmed earlier are kept), and entry groups per fingerprint for the dead-weight report."""
-    fid = fingerprint_id(fp)
+def merge(old: Optional[Manifest], fp: Fingerprint, configs: Iterable[ConfigRecord], new_entries: Iterable[str],
+          cache_dir: str, flexdoctor_version: str, compile_env: Optional[dict] = None,
+          last_run: Optional[dict] = None, run: Optional[dict] = None,
+          imported_from: Optional[str] = None) -> Manifest:
+    """The next manifest: this run's fingerprint and configs (configs of the same environment
+    warmed earlier are kept, unless this run compiled the same config again), and entry groups
+    per fingerprint for the dead-weight report and the "already warm" check."""
+    fid = fp.id
     kept: dict = {}
-    groups: dict = {}
-    if old:
-        groups = dict(old.get("entry_groups") or {})
-        if old.get("fingerprint_id") == fid:
-            kept = {c["name"]: c for c in old.get("configs", []) if isinstance(c, dict) and "name" in c}
+    groups = dict(old.entry_groups) if old else {}
+    if old and old.fingerprint.id == fid and (old.compile_env or {}) == (compile_env or {}):
+        kept = {c.workload: c for c in old.configs}
     for c in configs:
-        kept[c["name"]] = c
-    group = dict(groups.get(fid) or {"fingerprint": fp, "entries": []})
-    group["fingerprint"] = fp
-    group["entries"] = sorted(set(group.get("entries", [])) | set(new_entries))
-    groups[fid] = group
-    data = {
-        "format": FORMAT,
-        "flexdoctor_version": flexdoctor_version,
-        "written_at": now(),
-        "cache_dir": cache_dir,
-        "fingerprint": fp,
-        "fingerprint_id": fid,
-        "configs": sorted(kept.values(), key=lambda c: c["name"]),
-        "entry_groups": groups,
-    }
-    data.update(extra or {})
-    return data
+        kept[c.workload] = c
+    prior = groups.get(fid)
+    entries = set(prior.entries if prior else ()) | set(new_entries)
+    groups[fid] = EntryGroup(fp, tuple(sorted(entries)))
+    return Manifest(fingerprint=fp, configs=tuple(sorted(kept.values(), key=lambda c: c.name)),
+                    entry_groups=groups, cache_dir=cache_dir, written_at=now(),
+                    flexdoctor_version=flexdoctor_version, compile_env=dict(compile_env or {}),
+                    last_run=last_run, run=run, imported_from=imported_from)

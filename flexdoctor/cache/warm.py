@@ -1,264 +1,51 @@
-"""``flexdoctor warm-cache``: really compile torch.compile(flex_attention) ahead of time.
+"""warm-cache, step 2: run the plan (cache/plan.py) in workers, then record it in the manifest.
 
-Configurations come from flags, named presets, or ``[tool.flexdoctor.warm]`` in
-pyproject.toml / ``[warm]`` in flexdoctor.toml. Each one compiles in its own subprocess of the
-target interpreter (``worker/_warm_worker.py``), ``jobs`` at a time (phase 1). Then a fresh process per
-config runs it again and must hit the cache (phase 2, the proof): its Inductor counters and
-first-call time are reported beside the cold ones. A manifest recording the environment
-fingerprint, configs and timings is written atomically into the cache dir.
+Each config to compile runs in its own subprocess of the target interpreter
+(``worker/_warm_worker.py``), ``jobs`` at a time (phase 1). Then a fresh process per config runs
+it again and must hit the cache (phase 2, the proof): its Inductor counters and first-call time
+are reported beside the cold ones. Configs the plan found already warm start no process. The run
+is merged into the manifest (``cache/manifest.py``), written atomically into the cache dir.
 """
 
 from __future__ import annotations
 
+import contextlib
 import errno
-import itertools
 import json
 import os
 import shlex
+import shutil
 import tempfile
 import time
 from concurrent.futures import ThreadPoolExecutor
 from concurrent.futures import TimeoutError as FutureTimeout
-from dataclasses import asdict, dataclass, field, fields
-from pathlib import Path
+from dataclasses import dataclass, field
 from typing import Any, Callable, Optional
 
+from ..text import human_bytes, t
 from ..worker import run as worker_run
 from ..worker import script
+from ..workload import Workload, WorkloadError
 from . import keys
 from . import manifest as mf
+from .fingerprint import Fingerprint
+from .plan import WARM, Plan, PlanError
 
 WORKER = script("_warm_worker.py")
 
-DTYPES = {"bf16": "bfloat16", "bfloat16": "bfloat16", "fp16": "float16", "float16": "float16",
-          "half": "float16", "fp32": "float32", "float32": "float32", "float": "float32"}
-SHORT = {"bfloat16": "bf16", "float16": "fp16", "float32": "fp32"}
-MASK_ALIASES = {"sliding": "sliding", "sliding_window": "sliding", "sliding-window": "sliding",
-                "swa": "sliding", "prefix": "prefix", "prefix_lm": "prefix", "prefix-lm": "prefix",
-                "document": "document", "packed": "document", "doc": "document"}
-SCORE_MODS = ("none", "softcap", "alibi", "relative")
 
+class ImportFailed(Exception):
+    """--import could not load the bundle; ``usage``: this torch cannot (exit 2), else exit 1."""
 
-class ConfigError(ValueError):
-    """A configuration the user asked for is not valid (a usage error, exit 2)."""
+    def __init__(self, message: str, usage: bool = False):
+        super().__init__(message)
+        self.usage = usage
 
-
-@dataclass(frozen=True)
-class WarmConfig:
-    dtype: str = "bfloat16"
-    head_dim: int = 128
-    heads: int = 16
-    kv_heads: Optional[int] = None  # GQA: fewer K/V heads than query heads
-    seq_len: int = 2048
-    kv_len: Optional[int] = None
-    batch: int = 1
-    mask: str = "none"  # none | causal | sliding:N | prefix:N | document:N
-    score_mod: str = "none"  # none | softcap[:X] | alibi | relative
-    shapes: str = "static"  # static | dynamic
-    device: str = "cuda"
-    backward: bool = True
-    kernel_options: tuple = ()  # sorted (key, value) pairs
-
-    @property
-    def name(self) -> str:
-        heads = f"H{self.heads}" + (f"/{self.kv_heads}" if self.kv_heads and self.kv_heads != self.heads else "")
-        seq = f"L{self.seq_len}" + (f"/{self.kv_len}" if self.kv_len and self.kv_len != self.seq_len else "")
-        parts = [SHORT.get(self.dtype, self.dtype), f"B{self.batch}", heads, seq, f"D{self.head_dim}", self.mask]
-        if self.score_mod != "none":
-            parts.append(self.score_mod)
-        if self.shapes != "static":
-            parts.append(self.shapes)
-        if self.kernel_options:
-            parts.append(",".join(f"{k}={v}" for k, v in self.kernel_options))
-        parts += ["fwd+bwd" if self.backward else "fwd", self.device]
-        return " ".join(parts)
-
-    def to_dict(self) -> dict:
-        d = asdict(self)
-        d["kernel_options"] = dict(self.kernel_options)
-        return d
-
-    @classmethod
-    def from_dict(cls, data: dict) -> "WarmConfig":
-        known = {f.name for f in fields(cls)}
-        kw = {k: v for k, v in data.items() if k in known}
-        if isinstance(kw.get("kernel_options"), dict):
-            kw["kernel_options"] = tuple(sorted(kw["kernel_options"].items()))
-        return make(**kw)
-
-
-def _mask(value: str) -> str:
-    text = str(value).strip().lower()
-    if text in ("none", "causal", ""):
-        return text or "none"
-    kind, sep, arg = text.replace("=", ":").partition(":")
-    norm = MASK_ALIASES.get(kind)
-    if norm is None:
-        raise ConfigError(f"mask {value!r}: choose none, causal, sliding:N, prefix:N or document:N")
-    if norm == "document" and not arg:
-        arg = "4"
-    if not arg.isdigit() or int(arg) < 1:
-        raise ConfigError(f"mask {value!r}: {norm} needs a positive number, e.g. {norm}:256")
-    return f"{norm}:{int(arg)}"
-
-
-def _score(value: Optional[str]) -> str:
-    text = (value or "none").strip().lower()
-    kind, _, arg = text.partition(":")
-    if kind not in SCORE_MODS:
-        raise ConfigError(f"score mod {value!r}: choose none, softcap[:X], alibi or relative")
-    if kind == "softcap":
-        try:
-            return f"softcap:{float(arg or 30):g}"
-        except ValueError:
-            raise ConfigError(f"score mod {value!r}: softcap takes a number, e.g. softcap:30")
-    return kind
-
-
-def make(dtype: str = "bfloat16", head_dim: int = 128, heads: int = 16, kv_heads: Optional[int] = None,
-         seq_len: int = 2048, kv_len: Optional[int] = None, batch: int = 1, mask: str = "none",
-         score_mod: Optional[str] = "none", shapes: str = "static", device: str = "cuda",
-         backward: Optional[bool] = None, kernel_options: Any = ()) -> WarmConfig:
-    """A validated config; ``backward=None`` means: on GPU yes, on CPU no (torch 2.11+ rejects
-    CPU backward: 'FlexAttention does not support backward on CPU')."""
-    dt = DTYPES.get(str(dtype).strip().lower())
-    if dt is None:
-        raise ConfigError(f"dtype {dtype!r}: choose bf16, fp16 or fp32")
-    dev = str(device).strip().lower()
-    if dev not in ("cuda", "cpu"):
-        raise ConfigError(f"device {device!r}: choose cuda or cpu")
-    shp = str(shapes).strip().lower()
-    if shp not in ("static", "dynamic"):
-        raise ConfigError(f"shapes {shapes!r}: choose static or dynamic")
-    try:
-        ints = {k: (int(v) if v is not None else None) for k, v in
-                dict(head_dim=head_dim, heads=heads, kv_heads=kv_heads, seq_len=seq_len,
-                     kv_len=kv_len, batch=batch).items()}
-    except (TypeError, ValueError) as exc:
-        raise ConfigError(f"sizes must be whole numbers ({exc})")
-    for k, v in ints.items():
-        if v is not None and v < 1:
-            raise ConfigError(f"{k.replace('_', '-')} must be at least 1, got {v}")
-    if ints["head_dim"] < 16:
-        raise ConfigError(f"head-dim {ints['head_dim']}: flex_attention needs at least 16")
-    if ints["kv_heads"] and ints["heads"] % ints["kv_heads"]:
-        raise ConfigError(f"heads {ints['heads']} is not a multiple of kv-heads {ints['kv_heads']} (GQA)")
-    if isinstance(kernel_options, dict):
-        kernel_options = tuple(sorted(kernel_options.items()))
-    bwd = (dev == "cuda") if backward is None else bool(backward)
-    return WarmConfig(dtype=dt, mask=_mask(mask), score_mod=_score(score_mod), shapes=shp, device=dev,
-                      backward=bwd, kernel_options=tuple(kernel_options), **ints)
-
-
-# --------------------------------------------------------------------------- presets
-
-PRESETS: dict[str, tuple[str, list[dict]]] = {
-    "llm-causal": ("decoder LLM training: bf16, 32 query / 8 KV heads (GQA), d=128, L=4096, causal, fwd+bwd",
-                   [dict(dtype="bf16", heads=32, kv_heads=8, head_dim=128, seq_len=4096, mask="causal")]),
-    "llm-packed": ("LLM with packed documents and a sliding window: bf16, GQA 32/8, d=128, L=4096",
-                   [dict(dtype="bf16", heads=32, kv_heads=8, head_dim=128, seq_len=4096, mask="document:8"),
-                    dict(dtype="bf16", heads=32, kv_heads=8, head_dim=128, seq_len=4096, mask="sliding:1024")]),
-    "diffusers": ("diffusion transformer (Flux/Wan style): bf16, 24 heads, d=128, L=4096, no mask, fwd+bwd",
-                  [dict(dtype="bf16", heads=24, head_dim=128, seq_len=4096, mask="none")]),
-    "sweep": ("bf16 and fp16 x head dims 64 and 128 x causal and none (8 configs), B=2 H=16 L=2048, fwd+bwd",
-              [dict(dtype=dt, head_dim=d, mask=m, batch=2, heads=16, seq_len=2048)
-               for dt in ("bf16", "fp16") for d in (64, 128) for m in ("causal", "none")]),
-    "cpu-smoke": ("tiny CPU inference config for CI: fp32, B=1 H=2 L=128 d=16, causal, forward only",
-                  [dict(dtype="fp32", batch=1, heads=2, seq_len=128, head_dim=16, mask="causal",
-                        device="cpu", backward=False)]),
-}
-
-
-def preset(name: str, device: Optional[str] = None) -> list[WarmConfig]:
-    key = name.strip().lower()
-    if key not in PRESETS:
-        raise ConfigError(f"unknown preset {name!r}: choose {', '.join(PRESETS)}")
-    out = []
-    for raw in PRESETS[key][1]:
-        raw = dict(raw)
-        if device and "device" not in raw:
-            raw["device"] = device
-        out.append(make(**raw))
-    return out
-
-
-# --------------------------------------------------------------------------- config sources
-
-FLAG_KEYS = ("dtype", "head_dim", "heads", "kv_heads", "seq_len", "kv_len", "batch", "mask", "score_mod",
-             "shapes", "device", "backward")
-
-
-def product(values: dict) -> list[WarmConfig]:
-    """The cartesian product of list-valued settings (dtype x head_dim x seq_len x mask ...)."""
-    axes = {k: (v if isinstance(v, (list, tuple)) else [v]) for k, v in values.items() if v is not None}
-    keys = list(axes)
-    return [make(**dict(zip(keys, combo))) for combo in itertools.product(*(axes[k] for k in keys))]
-
-
-def from_file(path: Optional[Path] = None, cwd: Optional[Path] = None) -> tuple[Optional[Path], dict]:
-    """The warm-cache settings table: ``--config FILE``, else ./flexdoctor.toml ``[warm]``, else
-    ./pyproject.toml ``[tool.flexdoctor.warm]``. ({} when there is none.)"""
-    from .._toml import TOMLDecodeError, loads
-
-    cwd = cwd or Path.cwd()
-    candidates = [path] if path is not None else [cwd / "flexdoctor.toml", cwd / "pyproject.toml"]
-    for cand in candidates:
-        if cand is None or not cand.is_file():
-            if path is not None:
-                raise ConfigError(f"--config {path}: no such file")
-            continue
-        try:
-            data = loads(cand.read_text(encoding="utf-8"))
-        except (OSError, TOMLDecodeError, UnicodeDecodeError) as exc:
-            raise ConfigError(f"{cand}: {exc}")
-        table = data.get("tool", {}).get("flexdoctor", {}).get("warm") if cand.name == "pyproject.toml" \
-            else data.get("warm", data.get("tool", {}).get("flexdoctor", {}).get("warm"))
-        if table is None:
-            if path is not None:
-                raise ConfigError(f"{cand}: no [warm] or [tool.flexdoctor.warm] table")
-            continue
-        if not isinstance(table, dict):
-            raise ConfigError(f"{cand}: the warm settings must be a table")
-        return cand, table
-    return None, {}
-
-
-def configs_from_table(table: dict, source: str) -> list[WarmConfig]:
-    out: list[WarmConfig] = []
-    try:
-        device = table.get("device") if isinstance(table.get("device"), str) else None
-        for name in table.get("presets", []) or []:
-            out += preset(name, device)
-        for raw in table.get("configs", []) or []:
-            if not isinstance(raw, dict):
-                raise ConfigError("each entry of configs must be a table")
-            out += product({k.replace("-", "_"): v for k, v in raw.items()})
-        flat = {k.replace("-", "_"): v for k, v in table.items()}
-        axes = {k: flat[k] for k in FLAG_KEYS if k in flat}
-        if axes and set(axes) - {"device"}:
-            out += product(axes)
-    except ConfigError as exc:
-        raise ConfigError(f"{source}: {exc}")
-    except TypeError as exc:
-        raise ConfigError(f"{source}: unknown or invalid setting ({exc})")
-    return out
-
-
-def dedupe(configs: list[WarmConfig]) -> list[WarmConfig]:
-    seen, out = set(), []
-    for c in configs:
-        if c not in seen:
-            seen.add(c)
-            out.append(c)
-    return out
-
-
-# --------------------------------------------------------------------------- running
 
 @dataclass
 class Outcome:
-    config: WarmConfig
-    state: str = "queued"  # queued | compiling | compiled | verifying | done | failed
+    workload: Workload
+    state: str = "queued"  # queued | compiling | compiled | verifying | done | failed | skipped
     stage: Optional[str] = None
     started: Optional[float] = None
     cold: Optional[dict] = None  # worker result of the compile run
@@ -281,8 +68,11 @@ class Outcome:
         return c.get("fxgraph_cache_miss", 0) == 0 and c.get("fxgraph_cache_hit", 0) > 0
 
     def status(self) -> str:
+        """A stable identifier (stored in the manifest; render/warm_view.py shows it in words)."""
         if self.failed:
             return "failed"
+        if self.state == "skipped":
+            return "already warm"
         if self.hit is False:
             return "missed"
         cold_c = (self.cold or {}).get("counters") or {}
@@ -292,27 +82,20 @@ class Outcome:
             return "warm (verified)"
         return "compiled"
 
-    def record(self) -> dict:
+    def record(self) -> mf.ConfigRecord:
         cold, warm = self.cold or {}, self.warm or {}
-        return {
-            "name": self.config.name,
-            "config": self.config.to_dict(),
-            "status": self.status(),
-            "compile_s": cold.get("first_call_s"),
-            "fwd_s": cold.get("fwd_s"),
-            "bwd_s": cold.get("bwd_s"),
-            "process_s": cold.get("seconds"),
-            "stage_seconds": cold.get("stage_seconds"),
-            "counters": cold.get("counters"),
-            "warm_first_call_s": warm.get("first_call_s"),
-            "warm_fwd_s": warm.get("fwd_s"),
-            "warm_bwd_s": warm.get("bwd_s"),
-            "warm_counters": warm.get("counters"),
-            "export_bytes": warm.get("export_bytes", cold.get("export_bytes")),
-            "error": self.error,
-            "error_stage": self.error_stage,
-            "kb": list(self.kb),
-        }
+        return mf.ConfigRecord(
+            workload=self.workload, status=self.status(), compile_s=cold.get("first_call_s"),
+            fwd_s=cold.get("fwd_s"), bwd_s=cold.get("bwd_s"), process_s=cold.get("seconds"),
+            stage_seconds=cold.get("stage_seconds"), counters=cold.get("counters"),
+            warm_first_call_s=warm.get("first_call_s"), warm_fwd_s=warm.get("fwd_s"), warm_bwd_s=warm.get("bwd_s"),
+            warm_counters=warm.get("counters"), export_bytes=warm.get("export_bytes", cold.get("export_bytes")),
+            error=self.error, error_stage=self.error_stage, kb=tuple(self.kb))
+
+
+def outcomes(plan: Plan) -> list[Outcome]:
+    """One outcome per planned config, in plan order; already-warm ones start (and stay) skipped."""
+    return [Outcome(s.workload, state="skipped" if s.action == WARM else "queued") for s in plan.steps]
 
 
 def worker_env(cache_dir: str, base: Optional[dict] = None) -> dict:
@@ -330,7 +113,7 @@ def run_worker(python: str, args: list, env: dict, timeout: float,
     wire = worker_run.Reader(on_stage=on_stage)
     child = worker_run.start([python, str(WORKER)] + list(args), env, on_line=wire.feed, merge_stderr=True)
     if isinstance(child, worker_run.Completed):
-        return {"ok": False, "error": f"could not start: {child.start_error}"}
+        return {"ok": False, "error": t("warm-process.start_failed", error=child.start_error)}
     if procs is not None:
         procs.add(child)
     try:
@@ -345,12 +128,18 @@ def run_worker(python: str, args: list, env: dict, timeout: float,
             data["log"] = "\n".join(tail[-20:])
         return data
     if done.timed_out:
-        why = f"did not finish in {timeout:g} s"
+        error = t("warm-process.timeout", seconds=f"{timeout:g}")
     elif done.signal_name:
-        why = f"crashed ({done.signal_name})"
+        error = t("warm-process.crashed", signal=done.signal_name)
     else:
-        why = f"exited with status {done.returncode} without a result"
-    return {"ok": False, "error": f"the compile process {why}", "stage": wire.stage, "log": "\n".join(tail[-20:])}
+        error = t("warm-process.exit_status", status=done.returncode)
+    return {"ok": False, "error": error, "stage": wire.stage, "log": "\n".join(tail[-20:])}
+
+
+def payload(w: Workload) -> dict:
+    """What the worker script reads: the workload's identity (+ ``shapes``, read by workers
+    written before ``dynamic`` existed)."""
+    return {**w.to_dict(), "shapes": "dynamic" if w.dynamic else "static"}
 
 
 def _explain(out: Outcome, result: dict) -> None:
@@ -364,17 +153,6 @@ def _explain(out: Outcome, result: dict) -> None:
         out.kb = [e.id for e in kb.match_text(text)][:3]
     except Exception:  # a broken knowledge file must not hide the real error
         out.kb = []
-
-
-def default_jobs(configs: list[WarmConfig], gpu_free_bytes: Optional[int] = None) -> int:
-    """Parallel compile processes: each compile keeps about one core busy (Triton's LLVM/ptxas,
-    or the C++ compiler for CPU Inductor) and, on a GPU, a CUDA context and small tensors
-    (about 1-3 GiB); half the cores, at most 8, fewer when GPU memory is short."""
-    cores = os.cpu_count() or 1
-    jobs = max(1, min(len(configs), max(1, cores // 2), 8))
-    if gpu_free_bytes and any(c.device == "cuda" for c in configs):
-        jobs = max(1, min(jobs, int(gpu_free_bytes // (4 << 30))))
-    return jobs
 
 
 class Runner:
@@ -396,7 +174,7 @@ class Runner:
             self.on_update()
 
         # Traced, so `flexdoctor cache why` can later name what differs from this config (keys.py).
-        with keys.recording(self.cache_dir, {"kind": "config", "label": out.config.name}, self.env) as rec:
+        with keys.recording(self.cache_dir, {"kind": "config", "label": out.workload.name}, self.env) as rec:
             result = run_worker(self.python, args, rec.env, self.timeout, on_stage=stage, procs=self.procs)
             rec.fingerprint = result.get("fingerprint") if result.get("ok") else None
         out.wall_s = round(time.monotonic() - out.started, 3)
@@ -413,9 +191,9 @@ class Runner:
                done_state: str, skip_failed: bool = False) -> float:
         def one(item: tuple[int, Outcome]) -> None:
             i, out = item
-            if skip_failed and out.failed:
+            if out.state == "skipped" or (skip_failed and out.failed):
                 return
-            args = ["compile", json.dumps(out.config.to_dict())]
+            args = ["compile", json.dumps(payload(out.workload))]
             if export_dir:
                 args += ["--export", os.path.join(export_dir, f"{i:03d}.bin")]
             res = self._run(out, args, label)
@@ -466,7 +244,8 @@ class Runner:
 BUNDLE_FORMAT = 1
 
 
-def write_bundle(dest: str, export_dir: str, outcomes: list[Outcome], fp: dict, flexdoctor_version: str) -> int:
+def write_bundle(dest: str, export_dir: str, outcomes: list[Outcome], fp: Fingerprint,
+                 flexdoctor_version: str) -> int:
     """Zip the per-config mega-cache blobs with the configs and fingerprint; atomic. Returns bytes."""
     import zipfile
 
@@ -477,13 +256,13 @@ def write_bundle(dest: str, export_dir: str, outcomes: list[Outcome], fp: dict, 
     try:
         with zipfile.ZipFile(tmp, "w", compression=zipfile.ZIP_DEFLATED) as zf:
             meta = {"format": BUNDLE_FORMAT, "flexdoctor_version": flexdoctor_version, "created_at": mf.now(),
-                    "fingerprint": fp, "configs": []}
+                    "fingerprint": fp.to_dict(), "configs": []}
             for i, out in enumerate(outcomes):
                 blob = os.path.join(export_dir, f"{i:03d}.bin")
                 if out.failed or not os.path.isfile(blob):
                     continue
                 zf.write(blob, f"artifacts/{i:03d}.bin")
-                meta["configs"].append(out.config.to_dict())
+                meta["configs"].append(out.workload.to_dict())
             zf.writestr("flexdoctor-bundle.json", json.dumps(meta, indent=2, sort_keys=True))
         os.replace(tmp, dest_path)
     except BaseException:
@@ -502,12 +281,20 @@ def read_bundle(path: str) -> dict:
         with zipfile.ZipFile(path) as zf:
             meta = json.loads(zf.read("flexdoctor-bundle.json"))
     except FileNotFoundError:
-        raise ConfigError(f"--import {path}: no such file")
+        raise PlanError(t("warm.error.import_missing", path=path))
     except (OSError, KeyError, ValueError, RecursionError, zipfile.BadZipFile) as exc:
-        raise ConfigError(f"--import {path}: not a flexdoctor cache bundle ({exc})")
+        raise PlanError(t("warm.error.import_not_bundle", path=path, detail=f" ({exc})"))
     if not isinstance(meta, dict) or not isinstance(meta.get("fingerprint"), dict):
-        raise ConfigError(f"--import {path}: not a flexdoctor cache bundle")
+        raise PlanError(t("warm.error.import_not_bundle", path=path, detail=""))
     return meta
+
+
+def bundle_workload(data: Any) -> Workload:
+    """A config recorded in a bundle (any flexdoctor version's layout)."""
+    try:
+        return Workload.from_dict(data)
+    except (WorkloadError, TypeError, AttributeError) as exc:
+        raise PlanError(t("warm.error.import_config", error=exc))
 
 
 # --------------------------------------------------------------------------- --run CMD
@@ -527,11 +314,145 @@ def run_command(argv: list, cache_dir: str, timeout: Optional[float] = None, ext
     code: Optional[int] = done.returncode
     if done.start_error:
         missing = done.start_errno == errno.ENOENT
-        error = f"command not found: {argv[0]}" if missing else f"could not start: {done.start_error}"
+        error = (t("warm-process.command_not_found", command=argv[0]) if missing
+                 else t("warm-process.start_failed", error=done.start_error))
     elif done.timed_out:
-        error = f"did not finish in {timeout:g} s"
+        error = t("warm-process.run_timeout", seconds=f"{timeout:g}")
     else:
-        error = None if code == 0 else f"exited with status {code}"
+        error = None if code == 0 else t("warm-process.run_exit", status=code)
     after = mf.entries(cache_dir)
     return {"returncode": code, "error": error, "seconds": round(time.monotonic() - t0, 3),
             "new_entries": sorted(after - before), "started": not done.start_error}
+
+
+# --------------------------------------------------------------------------- the whole run
+
+@dataclass
+class WarmResult:
+    """What ``execute`` did; ``render/warm_view.py`` shows it."""
+
+    plan: Plan
+    outcomes: list
+    verified: bool = True  # the fresh-process proof ran (or an --import was verified)
+    compile_wall_s: Optional[float] = None
+    verify_wall_s: Optional[float] = None
+    run: Optional[dict] = None  # {"command", "first", "second"}
+    imported: Optional[dict] = None  # {"path", "loaded", "changes"}
+    export: Optional[dict] = None  # {"path", "bytes"}
+    manifest_path: Optional[str] = None
+    write_errors: list = field(default_factory=list)  # the manifest or bundle could not be written
+
+    @property
+    def failed(self) -> bool:
+        """Exit 1: a config failed, a fresh process missed, or --run failed."""
+        if any(o.failed or o.hit is False for o in self.outcomes):
+            return True
+        if self.run and (self.run["first"]["error"] or (self.run.get("second") or {}).get("error")):
+            return True
+        return False
+
+
+def _runtime_fingerprint(todo: list, runner: Runner, driver: Optional[str]) -> Fingerprint:
+    """The environment as the workers saw it after ``import torch`` (a GPU config's view first);
+    one extra worker only when no config ran (an --import or --run alone)."""
+    seen = None
+    for o in todo:
+        for r in (o.warm, o.cold):
+            if r and r.get("fingerprint") and (seen is None or o.workload.device == "cuda"):
+                seen = r["fingerprint"]
+    if seen is None:
+        seen = (runner.fingerprint() or {}).get("fingerprint") or {}
+    return Fingerprint.from_runtime(seen, driver)
+
+
+def _import(plan: Plan, req: Any, runner: Runner, say: Callable[[str], None]) -> dict:
+    res = runner.import_bundle(str(req.import_))
+    if not res.get("ok"):
+        raise ImportFailed(str(res.get("error")), usage=res.get("error_kind") == "no-mega-cache")
+    changes = Fingerprint.from_dict(plan.bundle["fingerprint"]).changes(Fingerprint.from_dict(res.get("fingerprint")))
+    loaded = res.get("loaded", [])
+    say(t("warm.imported", count=len(loaded), size=human_bytes(sum(x.get("bytes", 0) for x in loaded)),
+          path=req.import_))
+    if changes:
+        say(t("warm.import_other_env", changes="; ".join(f"{k} {a} -> {b}" for k, a, b in changes)))
+    return {"path": str(req.import_), "loaded": loaded, "changes": changes}
+
+
+def _run_command(plan: Plan, req: Any, say: Callable[[str], None]) -> dict:
+    root = plan.env.cache_dir
+    command = " ".join(shlex.quote(a) for a in plan.run_argv) if req.run is None else req.run
+    say(t("warm.running", root=root, command=command))
+    first = run_command(list(plan.run_argv), root)
+    info = {"command": command, "first": first}
+    if first["error"] is None and req.verify:
+        say(t("warm.running_again"))
+        info["second"] = run_command(list(plan.run_argv), root)
+    return info
+
+
+def execute(plan: Plan, req: Any, outcomes: list, on_update: Callable[[], None] = lambda: None,
+            live: Any = None, say: Callable[[str], None] = lambda s: None) -> WarmResult:
+    """Run the plan: --import, compile (phase 1) and verify (phase 2) the configs to compile, --run,
+    --export, then merge this run into the manifest. Nothing starts, and nothing is written, when
+    every config is already warm. ``live`` is a context manager around the phases (the progress
+    view); ``say`` prints a progress line. Ctrl-C kills the workers and leaves the manifest as it
+    was (KeyboardInterrupt propagates)."""
+    from .. import __version__
+    from .clear import shared
+
+    root = plan.env.cache_dir
+    todo = [o for o in outcomes if o.state != "skipped"]
+    result = WarmResult(plan, outcomes, verified=req.verify or plan.bundle is not None)
+    if not todo and plan.run_argv is None and plan.bundle is None:
+        return result  # all already warm: no torch process, the manifest stays as it is
+    runner = Runner(req.python, root, plan.jobs, timeout=req.timeout, on_update=on_update)
+    export_dir = tempfile.mkdtemp(prefix="flexdoctor-export-") if req.export is not None else None
+    started_at, t0 = mf.now(), time.monotonic()
+    try:
+        with shared(root):
+            before = mf.entries(root)
+            if plan.bundle is not None:
+                result.imported = _import(plan, req, runner, say)
+            if todo:
+                with (live if live is not None else contextlib.nullcontext()):
+                    if plan.bundle is None:
+                        result.compile_wall_s = runner.compile(todo, None if req.verify else export_dir)
+                    if result.verified:
+                        result.verify_wall_s = runner.verify(todo, export_dir)
+                    on_update()
+            if plan.run_argv is not None:
+                result.run = _run_command(plan, req, say)
+            fp = _runtime_fingerprint(todo, runner, plan.env.driver)
+            after = mf.entries(root)
+            last_run = {"started_at": started_at, "jobs": plan.jobs, "verify": req.verify,
+                        "compile_wall_s": result.compile_wall_s, "verify_wall_s": result.verify_wall_s,
+                        "total_s": round(time.monotonic() - t0, 3), "python": req.python,
+                        "already_warm": [w.name for w in plan.already_warm]}
+            if req.export is not None:
+                try:
+                    size = write_bundle(str(req.export), export_dir, todo, fp, __version__)
+                    result.export = last_run["export"] = {"path": os.path.abspath(str(req.export)), "bytes": size}
+                except OSError as exc:  # a full disk: the results are still shown, then one line, exit 2
+                    result.write_errors.append(t("exit.not_written", what=req.export, error=exc.strerror or exc))
+            warmed = [o.record() for o in todo if not o.failed]
+            run_ok = bool(result.run) and not result.run["first"]["error"]
+            if warmed or run_ok:  # a run that warmed nothing must not make `check` call the cache warm
+                try:
+                    old = mf.load(root)
+                except ValueError:
+                    old = None
+                data = mf.merge(old, fp, warmed, after - before, root, __version__,
+                                compile_env=dict(plan.env.compile_env), last_run=last_run, run=result.run,
+                                imported_from=str(req.import_) if req.import_ is not None else None)
+                try:
+                    result.manifest_path = mf.write(root, data)
+                except OSError as exc:
+                    result.write_errors.append(t("exit.not_written", what=mf.locations.manifest_path(root),
+                                                 error=exc.strerror or exc))
+    except KeyboardInterrupt:
+        runner.kill_all()
+        raise
+    finally:
+        if export_dir:
+            shutil.rmtree(export_dir, ignore_errors=True)
+    return result

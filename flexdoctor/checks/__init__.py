@@ -13,7 +13,7 @@ from typing import Optional
 
 from .base import CheckSpec, check  # noqa: F401  (re-exported for plugins)
 
-_BUILTIN_MODULES = ("platform", "gpu", "torch", "compiler", "toolchain", "cache", "deep", "diffusers")
+_BUILTIN_MODULES = ("platform", "gpu", "torch", "compiler", "toolchain", "cache", "deep", "diffusers", "multigpu")
 
 
 @dataclass(frozen=True)
@@ -36,6 +36,7 @@ def builtin() -> list[CheckSpec]:
 def plugins() -> tuple[list[CheckSpec], list[PluginProblem]]:
     from importlib.metadata import entry_points
 
+    from ..text import t
     from . import base
 
     found: list[CheckSpec] = []
@@ -50,18 +51,19 @@ def plugins() -> tuple[list[CheckSpec], list[PluginProblem]]:
         try:
             obj = ep.load()
         except Exception as exc:
-            problems.append(PluginProblem(ep.name, f"could not load {ep.value}: {type(exc).__name__}: {exc}"))
+            problems.append(PluginProblem(ep.name, t("plugin-load.not_loaded", target=ep.value,
+                                                     error=f"{type(exc).__name__}: {exc}")))
             continue
         new = base._DECLARED[before:]
         spec: Optional[CheckSpec] = getattr(obj, "spec", None)
         if spec is not None and spec not in new:
             new.append(spec)
         if not new:
-            problems.append(PluginProblem(ep.name, f"{ep.value} declares no check (use @flexdoctor.checks.check)"))
+            problems.append(PluginProblem(ep.name, t("plugin-load.no_check", target=ep.value)))
         for s in new:
             bad = s.problems()
             if s.id in taken:
-                bad.append(f"id {s.id} is already taken")
+                bad.append(t("plugin-load.id_taken", id=s.id))
             if bad:
                 problems.append(PluginProblem(ep.name, f"{s.id} {s.symbol}: " + "; ".join(bad)))
             else:

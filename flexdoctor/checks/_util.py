@@ -9,7 +9,27 @@ from packaging.version import InvalidVersion, Version
 
 from .. import wheels
 from ..facts import Facts, GpuDevice, ProbeError, Skip, ok, require
-from ..text import t
+from ..text import has, t
+
+
+def probe_error_text(err: ProbeError) -> str:
+    """What a ProbeError says, in the report's language: its ``probe-error.<reason>`` text, or the
+    failing program's own words (an import error) when flexdoctor had nothing to add."""
+    if err.reason and has(f"probe-error.{err.reason}"):
+        return t(f"probe-error.{err.reason}", **err.args)
+    return err.message or err.kind
+
+
+def skip_text(exc: Skip) -> str:
+    """The message of a skipped check: its own words, or what :func:`require` found missing."""
+    if exc.message or not (exc.need or exc.error):
+        return exc.message
+    what = t(f"needs.{exc.need}") if exc.need and has(f"needs.{exc.need}") else exc.need
+    if exc.error is None:
+        return t("skip.unavailable", what=what) if what else t("skip.unavailable", what="?")
+    reason = probe_error_text(exc.error)
+    return t("skip.failed", what=what, reason=reason) if what else reason
+
 
 def version(text: Optional[str]) -> Optional[Version]:
     if not text:
@@ -229,8 +249,9 @@ def runtime(facts: Facts):
         raise Skip(t("common.torch_not_installed"))
     rt = facts.torch_runtime
     if isinstance(rt, ProbeError):
-        raise Skip(t("common.runtime_unavailable", reason=rt.message.splitlines()[0] if rt.message else rt.kind))
-    return require(rt, "torch runtime")
+        reason = probe_error_text(rt).strip().splitlines()
+        raise Skip(t("common.runtime_unavailable", reason=reason[0] if reason else rt.kind))
+    return require(rt, "torch_runtime")
 
 
 def gpu_label(dev: GpuDevice) -> str:

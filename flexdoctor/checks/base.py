@@ -33,7 +33,7 @@ CheckFunc = Callable[[Facts], Optional[Finding]]
 
 ID_RE = re.compile(r"^FD\d{3}$")
 SYMBOL_RE = re.compile(r"^[a-z0-9]+(-[a-z0-9]+)*$")
-AREAS = ("platform", "gpu", "torch", "compiler", "toolchain", "cache", "diffusers", "deep", "plugin")
+AREAS = ("platform", "gpu", "torch", "compiler", "toolchain", "cache", "diffusers", "deep", "multigpu", "plugin")
 DOC_HEADINGS = ("What it checks:", "Why it matters:", "How to fix:")
 
 
@@ -60,16 +60,16 @@ class CheckSpec:
         """Why this spec is not a valid check (empty when it is): used for plugins and tests."""
         out = []
         if not ID_RE.match(self.id):
-            out.append(f"id {self.id!r} is not FD followed by three digits")
+            out.append(t("plugin-load.bad_id", id=repr(self.id)))
         if not SYMBOL_RE.match(self.symbol):
-            out.append(f"symbol {self.symbol!r} is not kebab-case")
+            out.append(t("plugin-load.bad_symbol", symbol=repr(self.symbol)))
         if self.area not in AREAS:
-            out.append(f"area {self.area!r} is not one of {', '.join(AREAS)}")
+            out.append(t("plugin-load.bad_area", area=repr(self.area), areas=", ".join(AREAS)))
         for heading in DOC_HEADINGS:
             if heading not in self.doc:
-                out.append(f"docstring lacks '{heading}'")
+                out.append(t("plugin-load.no_heading", heading=heading))
         if not self.title_text and not has(f"{self.symbol}.title"):
-            out.append(f"no title for {self.symbol} in the locale catalog")
+            out.append(t("plugin-load.no_title", symbol=self.symbol))
         return out
 
 

@@ -12,8 +12,10 @@ from .. import knowledge as kb
 from .. import safety
 from ..cache import envflags
 from ..cache import manifest as mf
-from ..facts import Facts, PathStat, ProbeError, Skip, ok, require
+from ..cache.fingerprint import Fingerprint
+from ..facts import Facts, PathStat, ProbeError, ok, require
 from ..model import Finding
+from ..text import human_bytes as _size
 from ..text import t
 from . import _util as u
 from .base import check, fail, passed, skip, warn
@@ -25,23 +27,12 @@ NO_SPACE = 200 * MIB
 DEAD_WEIGHT = 512 * MIB
 
 
-def _size(n: Optional[int]) -> str:
-    if n is None:
-        return "?"
-    value = float(n)
-    for unit in ("B", "KiB", "MiB", "GiB", "TiB"):
-        if value < 1024 or unit == "TiB":
-            return f"{value:.0f} {unit}" if unit == "B" else f"{value:.1f} {unit}"
-        value /= 1024
-    return str(n)
-
-
 def _cache(facts: Facts):
-    return require(facts.cache, "cache facts")
+    return require(facts.cache, "cache")
 
 
-def _persistent_dir(facts: Facts) -> str:
-    return "$HOME/.cache/torchinductor"
+# Where the fixes point TORCHINDUCTOR_CACHE_DIR: persistent, per user, outside /tmp.
+PERSISTENT_DIR = "$HOME/.cache/torchinductor"
 
 
 def _warm_fix(ref: str, facts: Facts, **kw):
@@ -66,22 +57,7 @@ def _warm_command(facts: Facts) -> Optional[str]:
 
 def current_fingerprint(facts: Facts) -> dict:
     """What this machine's cache keys depend on, as far as the facts tell (None: unknown)."""
-    fp: dict = {}
-    rt = facts.torch_runtime
-    if ok(facts.torch):
-        # torch.__version__ as the warm-up worker recorded it, when the runtime tier ran.
-        fp.update(torch=rt.version if ok(rt) else facts.torch.version, torch_git=facts.torch.git_version,
-                  cuda=facts.torch.cuda, hip=facts.torch.hip)
-    triton = rt.triton_version if ok(rt) else None
-    if triton is None and ok(facts.python):
-        pk = facts.python.packages or {}
-        triton = pk.get("triton") or pk.get("pytorch-triton") or pk.get("pytorch-triton-rocm")
-    fp["triton"] = triton
-    try:
-        fp["gpu_name"] = u.nvidia_gpus(facts)[0].name  # the GPU torch will compile for
-    except Skip:
-        pass
-    return fp
+    return Fingerprint.from_facts(facts).to_dict()
 
 
 @check("FD501", "cache-location", area="cache")
@@ -100,8 +76,8 @@ def cache_location(facts: Facts) -> Finding:
     c = _cache(facts)
     loc = c.inductor
     if loc.in_temp or loc.fs_type == "tmpfs":
-        where = "a tmpfs (memory) filesystem" if loc.fs_type == "tmpfs" else "a temporary directory"
-        return warn("cache-location.temporary", _warm_fix("cache-in-tmp", facts, dir=_persistent_dir(facts)),
+        where = t("cache-location.where_tmpfs") if loc.fs_type == "tmpfs" else t("cache-location.where_temp")
+        return warn("cache-location.temporary", _warm_fix("cache-in-tmp", facts, dir=PERSISTENT_DIR),
                     path=loc.path, where=where, source=loc.source)
     return passed("cache-location.pass", path=loc.path, source=loc.source, fs=loc.fs_type or "?")
 
@@ -121,7 +97,7 @@ def cache_writable(facts: Facts) -> Finding:
     """
     c = _cache(facts)
     loc = c.inductor
-    fix = kb.fix("cache-not-usable", dir=_persistent_dir(facts))
+    fix = kb.fix("cache-not-usable", dir=PERSISTENT_DIR)
     if loc.writable is False:
         return fail("cache-writable.read_only", fix, path=loc.path)
     if loc.noexec:
@@ -239,7 +215,7 @@ def cache_freshness(facts: Facts) -> Finding:
     c = _cache(facts)
     m = c.manifest
     if isinstance(m, ProbeError):
-        return warn("cache-freshness.unreadable", _warm_fix("cache-stale", facts), error=m.message)
+        return warn("cache-freshness.unreadable", _warm_fix("cache-stale", facts), error=u.probe_error_text(m))
     if m is None:
         return passed("cache-freshness.never", path=c.inductor.path)
     changed = mf.compare(m.fingerprint, current_fingerprint(facts))
@@ -327,7 +303,8 @@ def _unset(facts: Facts, names: list) -> str:
 
 def _switch_note(s) -> str:
     return t("cache-enabled.note", name=s.name, value=s.value,
-             rule=t(f"cache-enabled.{s.rule}", release=s.release, other=envflags.FORCE, fx=envflags.FX))
+             rule=t(f"cache-enabled.{s.rule}", other=envflags.FORCE, fx=envflags.FX,
+                    release=s.release or t("cache-enabled.newest_rules", package=s.package)))
 
 
 # Filesystem types (as /proc/self/mountinfo names them) whose files other machines can write at

@@ -23,7 +23,7 @@ TRITON_DISTS = ("triton", "pytorch-triton", "pytorch-triton-rocm", "triton-rocm"
 
 
 def _triton(facts: Facts) -> tuple[str, str] | None:
-    py = require(facts.python, "Python facts")
+    py = require(facts.python, "python")
     for name in TRITON_DISTS:
         if name in py.packages:
             return name, py.packages[name]
@@ -53,7 +53,7 @@ def triton_installed(facts: Facts) -> Finding:
     """
     _gpu_build(facts)
     found = _triton(facts)
-    py = require(facts.python, "Python facts")
+    py = require(facts.python, "python")
     if py.platform.startswith("win"):
         # No official Windows wheels; the community triton-windows of the Triton minor torch pins.
         spec = u.triton_windows_spec(facts)
@@ -99,7 +99,7 @@ def triton_version(facts: Facts) -> Finding:
     spec = str(req).split(";")[0].strip()
     fix = kb.fix("triton-version-mismatch", python=u.python_cmd(facts), requirement=spec,
                  triton_spec=shlex.quote(spec), index_args=_index_args(spec, facts))
-    installed = require(facts.python, "Python facts").packages.get(req.name)
+    installed = require(facts.python, "python").packages.get(req.name)
     if installed is None:  # e.g. torch wants pytorch-triton-rocm, only triton is installed
         return fail("triton-version.other_dist", fix, dist=found[0], version=found[1], requirement=spec)
     if req.specifier.contains(installed, prereleases=True):
@@ -185,7 +185,7 @@ def c_compiler(facts: Facts) -> Finding:
     _gpu_build(facts)
     if not u.is_linux(facts):
         return skip("c-compiler.not_linux")
-    tc = require(facts.toolchain, "toolchain facts")
+    tc = require(facts.toolchain, "toolchain")
     cc = tc.c_compiler
     fix = kb.fix("no-c-compiler")
     if cc is None:
@@ -208,7 +208,7 @@ def cxx_compiler(facts: Facts) -> Finding:
     build = u.torch_build(facts)
     if build == "rocm" or (build == "cuda" and u.has_nvidia_gpu(facts)):
         return skip("cxx-compiler.gpu")
-    tc = require(facts.toolchain, "toolchain facts")
+    tc = require(facts.toolchain, "toolchain")
     cxx = tc.cxx_compiler
     if cxx is None or cxx.path is None:
         return fail("cxx-compiler.missing", kb.fix("no-cxx-compiler"), command=cxx.command if cxx else "g++")
@@ -226,7 +226,7 @@ def python_headers(facts: Facts) -> Finding:
 
     How to fix: install the -dev package for this Python version.
     """
-    py = require(facts.python, "Python facts")
+    py = require(facts.python, "python")
     if facts.torch is None:
         return skip("common.torch_not_installed")
     if py.python_h:
@@ -267,8 +267,8 @@ def libcuda(facts: Facts) -> Finding:
         return skip("triton-gpu-arch.not_cuda")
     if not u.is_linux(facts):
         return skip("libcuda.not_linux")
-    tc = require(facts.toolchain, "toolchain facts")
-    lib = require(tc.libcuda, "libcuda lookup")
+    tc = require(facts.toolchain, "toolchain")
+    lib = require(tc.libcuda, "libcuda")
     fix = kb.fix("libcuda-not-found")
     if lib.path is None:
         return fail("libcuda.missing", fix)

@@ -93,15 +93,15 @@ def deep_run(facts: Facts) -> Finding:
     if isinstance(d, ProbeError):
         if d.kind == "import-error":
             return skip("deep-run.import_failed", message=_last_line(d.message))
-        what = {"timeout": "hung", "crash": "crashed"}.get(d.kind, "failed")
+        what = u.t({"timeout": "deep-run.hung", "crash": "deep-run.crashed"}.get(d.kind, "deep-run.stopped"))
         details = tuple((d.detail or "").strip().splitlines()[-6:])
         return fail("deep-run.failed", _fix_for(f"{d.message}\n{d.detail or ''}", "deep-probe-died", facts),
-                    details=details, what=what, message=d.message)
+                    details=details, what=what, message=u.probe_error_text(d))
     if d.incomplete is not None:
         inc = d.incomplete
         details = tuple((inc.detail or "").strip().splitlines()[-6:])
         return fail("deep-run.incomplete", _fix_for(f"{inc.message}\n{inc.detail or ''}", "deep-probe-died", facts),
-                    details=details, message=inc.message)
+                    details=details, message=u.probe_error_text(inc))
     if d.section_errors:
         return warn("deep-run.section_error",
                     details=[u.t("deep.section_error", section=k, error=_last_line(v))
@@ -268,11 +268,19 @@ def deep_flex_compiled(facts: Facts) -> Finding:
         details.append(u.t("deep-flex-compiled.detail", dtype=run.dtype, first=_secs(run.compile_seconds),
                            cache=_cache_state(run.cache),
                            run=f"{run.run_seconds * 1000:.2f}" if run.run_seconds is not None else "?"))
-    details += [u.t("deep-flex-compiled.skipped_dtype", dtype=k, why=v) for k, v in sorted(d.flex_skipped.items())]
+    details += [u.t("deep-flex-compiled.skipped_dtype", dtype=k, why=_skip_reason(v, d))
+                for k, v in sorted(d.flex_skipped.items())]
     first = runs[0]
     device = d.device_name or d.device
     return passed("deep-flex-compiled.pass", details=details, dtypes=", ".join(r.dtype for r in runs),
                   device=device, first=_secs(first.compile_seconds), cache=_cache_state(first.cache))
+
+
+def _skip_reason(code: str, d: DeepFacts) -> str:
+    """Why the deep probe did not try a dtype: the worker says it as a code, the report in words."""
+    if code == "no-native-bf16":
+        return u.t("deep-flex-compiled.no_native_bf16", sm=(d.capability or "?").replace(".", ""))
+    return code  # facts recorded by an older flexdoctor: its words
 
 
 def _secs(v: Optional[float]) -> str:
@@ -372,9 +380,9 @@ def _fa34_details(d: DeepFacts, fa: dict) -> list[str]:
     fa3_note = u.t("deep-flash-attn.hopper_note") if cc.startswith("9.") else ""
     fa4_note = u.t("deep-flash-attn.fa4_note") if cc.split(".")[0] in ("9", "10") else ""
     return [
-        _fa_line(fa.get("fa3") or {}, "fa3", "Hopper (sm90)", fa3_note,
+        _fa_line(fa.get("fa3") or {}, "fa3", u.t("deep-flash-attn.needs_fa3"), fa3_note,
                  module=(fa.get("fa3") or {}).get("module", "flash_attn_3")),
-        _fa_line(fa.get("fa4") or {}, "fa4", "sm90 or sm100", fa4_note),
+        _fa_line(fa.get("fa4") or {}, "fa4", u.t("deep-flash-attn.needs_fa4"), fa4_note),
     ]
 
 

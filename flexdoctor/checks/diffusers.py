@@ -1,5 +1,5 @@
 """Diffusers / SimpleTuner project checks (FD7xx): what a training config's attention settings
-really do, judged before a 12-hour run. Facts come from ``check --config`` (the parsed config)
+really do, judged before a 12-hour run. Facts come from ``check --project`` (the parsed config)
 and from importing diffusers' dispatcher in the target interpreter; every table is in
 flexdoctor.project.tables with the SimpleTuner and diffusers source paths it was read from.
 """
@@ -25,14 +25,14 @@ ENV_KEYS = ("DIFFUSERS_ATTN_BACKEND", "DIFFUSERS_ATTN_CHECKS")
 
 
 def _config(facts: Facts) -> ProjectConfig:
-    """The parsed config, or Skip (no --config; a config that could not be read)."""
+    """The parsed config, or Skip (no --project; a config that could not be read)."""
     project = facts.project
     if project is None or (ok(project) and project.config is None):
         raise Skip(t("project.no_config"))
     if isinstance(project, ProbeError):
-        raise Skip(t("project.unreadable", reason=project.message))
+        raise Skip(t("project.unreadable", reason=u.probe_error_text(project)))
     if isinstance(project.config, ProbeError):
-        raise Skip(t("project.unreadable", reason=project.config.message))
+        raise Skip(t("project.unreadable", reason=u.probe_error_text(project.config)))
     return project.config
 
 
@@ -41,14 +41,14 @@ def _mechanism(cfg: ProjectConfig) -> str:
 
 
 def _where(cfg: ProjectConfig, key: str) -> str:
-    return cfg.sources.get(key, "default")
+    return cfg.sources.get(key) or t("diffusers-where.default")
 
 
 def _env(facts: Facts, cfg: Optional[ProjectConfig] = None) -> dict:
     """DIFFUSERS_ATTN_* as the training process sees them -> (value, where)."""
     out = {}
     if ok(facts.host):
-        out.update({k: (v, "environment") for k, v in facts.host.env.items() if k in ENV_KEYS})
+        out.update({k: (v, t("diffusers-where.environment")) for k, v in facts.host.env.items() if k in ENV_KEYS})
     if cfg is not None:
         for k in ENV_KEYS:
             if k in cfg.env:
@@ -96,10 +96,6 @@ def _diffusers_version(facts: Facts) -> Optional[str]:
     if ok(facts.python):
         return facts.python.packages.get("diffusers")
     return None
-
-
-def _mm(version: Optional[str]) -> Optional[tuple[int, int]]:
-    return u.major_minor(version)
 
 
 def _setting(cfg: ProjectConfig, key: str, value: str) -> str:
@@ -464,7 +460,7 @@ def attention_device(facts: Facts) -> Finding:
 @check("FD706", "diffusers-dispatcher", area="diffusers")
 def diffusers_dispatcher(facts: Facts) -> Finding:
     """What it checks: that the installed diffusers has the attention dispatcher
-    (diffusers.models.attention_dispatch, diffusers >= 0.35) and, with --config, the release
+    (diffusers.models.attention_dispatch, diffusers >= 0.35) and, with --project, the release
     SimpleTuner requires (diffusers >= 0.36).
 
     Why it matters: without the dispatcher there are no attention backends: SimpleTuner stops with
@@ -479,7 +475,7 @@ def diffusers_dispatcher(facts: Facts) -> Finding:
         if cfg is not None:
             return skip("diffusers-dispatcher.static", python=u.python_cmd(facts))
         return skip("diffusers-dispatcher.not_installed")
-    mm = _mm(version)
+    mm = u.major_minor(version)
     d = _diffusers(facts)
     has = d.has_dispatcher if d is not None and d.has_dispatcher is not None else (
         mm is not None and mm >= tb.DISPATCHER_SINCE)
@@ -523,7 +519,8 @@ def diffusers_backend(facts: Facts) -> Finding:
     project = facts.project
     d = _diffusers(facts)
     if d is None:
-        reason = project.diffusers.message if ok(project) and isinstance(project.diffusers, ProbeError) else "-"
+        reason = (u.probe_error_text(project.diffusers) if ok(project) and isinstance(project.diffusers, ProbeError)
+                  else "-")
         return skip("diffusers-backend.not_probed", reason=reason.splitlines()[0] if reason else "-")
     if d.backends is None:
         return skip("diffusers-backend.no_enum", error=(d.import_error or "-").splitlines()[-1])
@@ -580,7 +577,7 @@ def diffusers_env(facts: Facts) -> Finding:
         findings.append(t("diffusers-env.backend_ok", value=value, where=where))
     if "DIFFUSERS_ATTN_CHECKS" in env:
         value, where = env["DIFFUSERS_ATTN_CHECKS"]
-        mm = _mm(version)
+        mm = u.major_minor(version)
         case_insensitive = mm is None or mm >= tb.CHECKS_CASE_INSENSITIVE_SINCE
         honoured = (value.upper() if case_insensitive else value) in tb.ENV_TRUE_VALUES
         if d is not None and d.checks_enabled is not None:

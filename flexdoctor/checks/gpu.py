@@ -24,7 +24,7 @@ def gpu_present(facts: Facts) -> Finding:
     nvidia.com/gpu limit (Kubernetes); load or reinstall the driver; reboot after a driver
     upgrade. The finding names which of these applies.
     """
-    gpu = require(facts.gpu, "GPU facts")
+    gpu = require(facts.gpu, "gpu")
     rt = facts.torch_runtime
     other_platform = ok(rt) and (rt.hip or rt.mps_available)
     if gpu.nvml == "ok":
@@ -160,7 +160,7 @@ def driver_cuda_version(facts: Facts) -> Finding:
     How to fix: upgrade the driver, or install the torch wheel for the CUDA your driver supports
     (the fix names the index URL).
     """
-    gpu = require(facts.gpu, "GPU facts")
+    gpu = require(facts.gpu, "gpu")
     if gpu.nvml != "ok" or not gpu.cuda_driver_version:
         return skip("common.no_nvidia_gpu_skip")
     if u.torch_build(facts) != "cuda":

@@ -33,8 +33,8 @@ def platform(facts: Facts) -> Finding:
 
     How to fix: nothing on Linux + NVIDIA; elsewhere the finding names the supported route.
     """
-    host = require(facts.host, "host facts")
-    py = require(facts.python, "Python facts")
+    host = require(facts.host, "host")
+    py = require(facts.python, "python")
     torch = facts.torch if ok(facts.torch) else None
     tv = u.base_version(torch.version) if torch else None
     where = f"{host.os_release or host.os} {host.machine}"

@@ -49,12 +49,12 @@ def nvcc_found(facts: Facts) -> Finding:
     if u.torch_build(facts) != "cuda":
         return _not_cuda_torch(facts)
     torch_cuda = facts.torch.cuda
-    tc = require(facts.toolchain, "toolchain facts")
+    tc = require(facts.toolchain, "toolchain")
     fix = kb.fix("nvcc-not-found", **_toolkit_ctx(torch_cuda))
     if tc.nvcc is None:
         return warn("nvcc-found.missing", fix)
     if not ok(tc.nvcc):
-        return warn("nvcc-found.broken", fix, error=tc.nvcc.message)
+        return warn("nvcc-found.broken", fix, error=u.probe_error_text(tc.nvcc))
     return passed("nvcc-found.pass", path=tc.nvcc.path, version=tc.nvcc.version or "?")
 
 
@@ -75,7 +75,7 @@ def nvcc_cuda_match(facts: Facts) -> Finding:
     or install the torch built for your toolkit.
     """
     torch_cuda = _cuda_torch(facts)
-    tc = require(facts.toolchain, "toolchain facts")
+    tc = require(facts.toolchain, "toolchain")
     home = tc.cuda_home
     if home is None:
         raise Skip(t("nvcc-cuda-match.no_cuda_home"))
@@ -87,7 +87,7 @@ def nvcc_cuda_match(facts: Facts) -> Finding:
     if nvcc is None:
         return warn("nvcc-cuda-match.missing", kb.fix("cuda-home-not-set", cuda_home=home.path, suggestion=""),
                     **kw)
-    nvcc = require(nvcc, "CUDA_HOME nvcc")
+    nvcc = require(nvcc, "nvcc")
     details = []
     if on_path is not None and on_path.path != nvcc.path and on_path.version != nvcc.version:
         details.append(t("nvcc-cuda-match.path_differs", path=on_path.path, version=on_path.version or "?"))
@@ -126,7 +126,7 @@ def cuda_home(facts: Facts) -> Finding:
     include/cuda_runtime.h).
     """
     _cuda_torch(facts)
-    tc = require(facts.toolchain, "toolchain facts")
+    tc = require(facts.toolchain, "toolchain")
     home = tc.cuda_home
     torch_cuda = u.major_minor(facts.torch.cuda)
     candidates = [c for c in tc.cuda_installs if not home or c != home.path]

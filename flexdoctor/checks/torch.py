@@ -35,11 +35,11 @@ def torch_installed(facts: Facts) -> Finding:
     How to fix: install torch into that interpreter from the index that matches your driver, or
     point flexdoctor at the right one with --python.
     """
-    py = require(facts.python, "Python facts")
+    py = require(facts.python, "python")
     if facts.torch is None:
         return fail("torch-installed.missing", kb.fix("torch-not-installed", python=u.python_cmd(facts),
                     **u.wheel_context(facts)), python=py.executable)
-    torch = require(facts.torch, "torch metadata")
+    torch = require(facts.torch, "torch")
     return passed("torch-installed.pass", version=torch.version, location=torch.location or "?")
 
 
@@ -64,7 +64,7 @@ def torch_importable(facts: Facts) -> Finding:
     if rt is None or (not ok(rt) and rt.kind == "skipped"):
         return skip("torch-importable.not_run")
     if not ok(rt):
-        first = (rt.message or "").strip().splitlines()
+        first = u.probe_error_text(rt).strip().splitlines()
         matched = kb.match_text(rt.message + "\n" + (rt.detail or ""))
         if matched:
             fix = matched[0].render(python=u.python_cmd(facts), **wheel)
@@ -74,7 +74,7 @@ def torch_importable(facts: Facts) -> Finding:
                "garbage": "torch-importable.garbage"}.get(rt.kind, "torch-importable.error")
         return fail(key, fix, details=details, stage=rt.stage or "import torch",
                     error=first[-1] if first else rt.kind)
-    static = require(facts.torch, "torch metadata")
+    static = require(facts.torch, "torch")
     if u.base_version(rt.version) != u.base_version(static.version) or (
         static.cuda != rt.cuda and static.cuda is not None
     ):
@@ -180,7 +180,7 @@ def python_dynamo(facts: Facts) -> Finding:
     How to fix: use an older Python for this environment, or a torch release that supports
     yours.
     """
-    py = require(facts.python, "Python facts")
+    py = require(facts.python, "python")
     torch = require(facts.torch, "torch")
     v = u.base_version(torch.version)
     pv = tuple(int(x) for x in py.version.split(".")[:2])

@@ -21,7 +21,7 @@ from .. import __version__
 from ..cliutil import EXIT_USAGE
 from ..cliutil import which_python as _which_python
 
-def _t(key: str, **kw) -> str:
+def _t(key: str, /, **kw) -> str:
     from ..text import t
 
     return t(key, **kw)
@@ -127,6 +127,7 @@ from . import check as _check  # noqa: E402
 from . import clear_cache as _clear_cache  # noqa: E402
 from . import explain as _explain  # noqa: E402
 from . import facts as _facts  # noqa: E402
+from . import fleet as _fleet  # noqa: E402
 from . import rules as _rules  # noqa: E402
 from . import warm_cache as _warm_cache  # noqa: E402
 
@@ -146,6 +147,10 @@ app.command("explain", epilog=_epilog("explain"))(_with_lang(_explain.explain))
 app.command("warm-cache", epilog=_epilog("warm-cache"))(_with_lang(_warm_cache.warm_cache))
 app.command("clear-cache", epilog=_epilog("clear-cache"))(_with_lang(_clear_cache.clear_cache))
 app.command("bench", epilog=_epilog("bench"))(_with_lang(_bench.bench))
+# `fleet` is a group: `fleet merge`, `fleet gather`.
+_fleet.app.command("merge", epilog=_epilog("fleet-merge"))(_with_lang(_fleet.merge))
+_fleet.app.command("gather", epilog=_epilog("fleet-gather"))(_with_lang(_fleet.gather))
+app.add_typer(_fleet.app, name="fleet")
 
 # `flexdoctor cache ...`: questions about the compile cache (room for more subcommands).
 cache_app = typer.Typer(name="cache", help="Questions about the compile cache: `cache why -- CMD` says why a "
@@ -236,8 +241,7 @@ def _invoke():
     except KeyboardInterrupt:
         return 130
     except Exception as exc:  # a flexdoctor bug: one clear line, never a traceback
-        typer.echo(f"flexdoctor: internal error: {type(exc).__name__}: {exc}\n"
-                   "Please report it with the output of `flexdoctor facts`.", err=True)
+        typer.echo(_t("cli.internal_error", error=f"{type(exc).__name__}: {exc}"), err=True)
         return EXIT_USAGE
     return 0
 

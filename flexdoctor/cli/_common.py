@@ -14,6 +14,7 @@ from typing_extensions import Annotated
 
 from ..cliutil import in_ci
 from ..cliutil import usage_error as _usage_error
+from ..text import t
 
 
 def _color(no_color: bool) -> bool:
@@ -22,22 +23,25 @@ def _color(no_color: bool) -> bool:
     return sys.stdout.isatty() and os.environ.get("TERM") != "dumb"
 
 
-def _gather(python: str, static: bool, progress: bool, deep: bool = False, config: Optional[str] = None):
+def _gather(python: str, static: bool, progress: bool, deep: bool = False, config=None):
+    """Probe this machine; ``config`` is the SimpleTuner config :func:`_project` already parsed."""
     from ..deep import deep as deep_mod
+    from ..deep import multigpu
     from ..probes import gather
 
     deep_probe = (lambda timeout: deep_mod.probe(python, timeout=timeout)) if deep else None
+    # --deep on a node with two or more GPUs also runs them together (FD901-FD905), first.
+    multi_probe = (lambda timeout: multigpu.probe(python, timeout=timeout)) if deep else None
     if not progress or not sys.stderr.isatty() or in_ci():
-        return gather(python, runtime=not static, deep=deep_probe, config=config)
+        return gather(python, runtime=not static, deep=deep_probe, config=config, multi_gpu=multi_probe)
     from rich.console import Console
 
     console = Console(stderr=True)
-    msg = "flexdoctor: probing GPU, driver, toolchain" + ("" if static else " and import torch") + "…"
-    with console.status(msg) as status:
+    with console.status(t("cli.probing_static" if static else "cli.probing")) as status:
         if not deep:
             return gather(python, runtime=not static, config=config)
-        with deep_mod.listen(lambda stage: status.update(f"flexdoctor: deep tier: {stage}…")):
-            return gather(python, runtime=not static, deep=deep_probe, config=config)
+        with deep_mod.listen(lambda stage: status.update(t("cli.probing_deep", stage=stage))):
+            return gather(python, runtime=not static, deep=deep_probe, config=config, multi_gpu=multi_probe)
 
 
 class Gathering:
@@ -69,8 +73,7 @@ class Gathering:
         if self.thread.is_alive() and progress and sys.stderr.isatty() and not in_ci():
             from rich.console import Console
 
-            msg = "flexdoctor: probing GPU, driver, toolchain" + ("" if self.static else " and import torch") + "…"
-            with Console(stderr=True).status(msg):
+            with Console(stderr=True).status(t("cli.probing_static" if self.static else "cli.probing")):
                 while self.thread.is_alive():
                     self.thread.join(0.1)
         self.thread.join()
@@ -137,7 +140,7 @@ def _settings(path: Optional[Path]):
 
     if path is not None:
         if not path.is_file():
-            raise policy.ConfigError(f"--settings {path}: no such file")
+            raise policy.ConfigError(t("cli.no_such_file", what=f"--settings {path}"))
         return policy.load(path)
     found = policy.find_config(Path.cwd())
     return policy.load(found) if found else policy.Settings()
@@ -145,12 +148,14 @@ def _settings(path: Optional[Path]):
 
 def _require_interpreter(facts, python: Optional[str]) -> None:
     """--python must name a working Python: without one flexdoctor cannot inspect anything."""
+    from ..checks._util import probe_error_text
     from ..cliutil import resolve_python
     from ..facts import ProbeError
+    from ..text import t
 
     if python and isinstance(facts.python, ProbeError):
         require_worker_python(python, resolve_python(python))  # says "too old" when it is
-        raise _usage_error(f"--python {python}: not a working Python interpreter ({facts.python.message})")
+        raise _usage_error(t("cli.error.not_python", python=python, error=probe_error_text(facts.python)))
 
 
 def require_worker_python(flag: Optional[str], target: str) -> None:
@@ -158,6 +163,7 @@ def require_worker_python(flag: Optional[str], target: str) -> None:
     a Python at all) is an environment error, exit 2, before any work starts."""
     import sys
 
+    from ..checks._util import probe_error_text
     from ..facts import ProbeError
     from ..probes import interp
     from ..text import t
@@ -167,20 +173,33 @@ def require_worker_python(flag: Optional[str], target: str) -> None:
         return
     got = interp.version(target)
     if isinstance(got, ProbeError):
-        raise _usage_error(t("exit.not_python", python=flag or target, error=got.message))
+        raise _usage_error(t("exit.not_python", python=flag or target, error=probe_error_text(got)))
     if got < MIN_PYTHON:
         raise _usage_error(t("exit.python_too_old", python=flag or target, version=".".join(map(str, got)),
                              needs=".".join(map(str, MIN_PYTHON))))
 
 
-def _project(path: Path):
-    """Parse a SimpleTuner config up front: a malformed one is a usage error (exit 2)."""
+def _project(path: Path, flag: str = "--project"):
+    """Parse a SimpleTuner config once, up front: a malformed one is a usage error (exit 2)."""
     from ..project import ConfigError, load_config
 
     try:
         return load_config(path)
     except ConfigError as exc:
-        raise _usage_error(f"--config: {exc}")
+        raise _usage_error(f"{flag}: {exc}")
+
+
+def renamed(new_value, old_value, new: str, old: str):
+    """The value of an option that was renamed: the new spelling, else the old one (with a note
+    on stderr that it is deprecated). Both at once is a usage error."""
+    from ..text import t
+
+    if old_value is None:
+        return new_value
+    if new_value is not None:
+        raise _usage_error(t("cli.renamed_both", old=old, new=new))
+    typer.echo(t("cli.renamed", old=old, new=new), err=True)
+    return old_value
 
 
 def _attach_project(facts, project):
@@ -204,11 +223,11 @@ def _load_facts(path: Path):
             data = data["facts"]
         return Facts.load(data)
     except OSError as exc:
-        raise _usage_error(f"--from-facts {path}: {exc.strerror or exc}")
+        raise _usage_error(t("cli.error.from_facts", path=path, error=exc.strerror or exc))
     except (ValueError, UnicodeDecodeError) as exc:
-        raise _usage_error(f"--from-facts {path}: {exc}")
+        raise _usage_error(t("cli.error.from_facts", path=path, error=exc))
     except RecursionError:  # [[[[... a hundred thousand deep
-        raise _usage_error(f"--from-facts {path}: nested too deeply to read")
+        raise _usage_error(t("cli.error.from_facts_deep", path=path))
 
 
 PythonOpt = Annotated[
@@ -221,6 +240,16 @@ StaticOpt = Annotated[
     typer.Option("--static", help="Skip the `import torch` tier: answer from NVML, package metadata and files "
                                   "only (well under a second; torch runtime checks are skipped)."),
 ]
+ProjectOpt = Annotated[
+    Optional[Path],
+    typer.Option("--project", metavar="PATH",
+                 help="A SimpleTuner training config to judge against this machine: config.json, "
+                      "config.toml or config.env, its directory, a checkout, or config/<profile> "
+                      "(checks FD701-FD708)."),
+]
+# `--config` was this option's name until 0.x; other commands used --config for other files.
+OldProjectOpt = Annotated[Optional[Path], typer.Option("--config", metavar="PATH", hidden=True,
+                                                       help="Deprecated spelling of --project.")]
 OutputOpt = Annotated[Optional[Path], typer.Option("--output", "-o", metavar="FILE",
                                                    help="Write the report to FILE instead of stdout.")]
 
@@ -239,14 +268,3 @@ def _console(stderr: bool = False, no_color: bool = False):
     color = not no_color and not os.environ.get("NO_COLOR") and not in_ci() and stream.isatty()
     return Console(file=stream, no_color=not color, highlight=False, soft_wrap=False,
                    width=max(shutil.get_terminal_size((120, 24)).columns, 100))
-
-
-def _size(n: Optional[int]) -> str:
-    if n is None:
-        return "?"
-    for unit in ("B", "KiB", "MiB", "GiB", "TiB"):
-        if abs(n) < 1024 or unit == "TiB":
-            return f"{n:.0f} {unit}" if unit == "B" else f"{n:.1f} {unit}"
-        n /= 1024
-    return str(n)
-

@@ -1,6 +1,6 @@
 """The ``bench`` command: time every attention path here.
 
-Thin like the rest of the CLI: parse, call ``deep.bench.run``, render, choose the exit code. Usage
+Thin like the rest of the CLI: parse, call ``deep.bench.run``, render (``render/bench_view.py``), choose the exit code. Usage
 errors exit 2 with one line; exit 1 when an item crashed, hung or raised an unexpected error
 (an out-of-memory or a backend torch refuses is a result, not a failure).
 """
@@ -20,33 +20,26 @@ from ..cliutil import EXIT_USAGE, in_ci, resolve_python
 from ..cliutil import split as _split
 from ..cliutil import usage_error as _usage_error
 from ..cliutil import write as _write
-from ._common import require_worker_python
+from ..text import t
+from ..workload import DTYPES, WorkloadError
+from ._common import renamed, require_worker_python
 
 
 
-def _ints(values: Optional[List[str]], flag: str, default: list) -> list:
-    words = _split(values)
-    if not words:
-        return list(default)
-    out = []
-    for w in words:
-        w2 = w.lower()
-        mult = 1024 if w2.endswith("k") else 1
-        try:
-            n = int(w2[:-1] if mult > 1 else w2) * mult
-        except ValueError:
-            raise _usage_error(f"{flag}: expected whole numbers (1024 or 1k), got {w!r}")
-        if n <= 0:
-            raise _usage_error(f"{flag}: must be positive, got {w!r}")
-        out.append(n)
-    return out
+def _sizes(values: Optional[List[str]], flag: str, default: list) -> list:
+    from ..workload import WorkloadError, parse_sizes
+
+    try:
+        return parse_sizes(_split(values), flag) or list(default)
+    except WorkloadError as exc:
+        raise _usage_error(str(exc))
 
 
 def _choices(values: Optional[List[str]], flag: str, allowed: tuple, default: list, aliases: dict) -> list:
     words = [aliases.get(w.lower(), w.lower()) for w in _split(values)] or list(default)
     bad = [w for w in words if w not in allowed]
     if bad:
-        raise _usage_error(f"{flag} {bad[0]}: choose from {', '.join(allowed)}")
+        raise _usage_error(t("cli.error.choose_from", flag=flag, value=bad[0], choices=", ".join(allowed)))
     return list(dict.fromkeys(words))
 
 
@@ -66,8 +59,10 @@ def bench(
     impl: Annotated[Optional[List[str]], typer.Option("--impl", metavar="NAME",
                     help="Only these: flex-compiled, flex-eager, sdpa-flash, sdpa-efficient, sdpa-cudnn, sdpa-math, "
                          "flash-attn. Default: all.")] = None,
-    mode: Annotated[Optional[List[str]], typer.Option("--mode", metavar="PASS",
-                    help="fwd, fwdbwd. Default: both.")] = None,
+    passes: Annotated[Optional[List[str]], typer.Option("--pass", metavar="PASS",
+                      help="fwd, fwdbwd. Default: both.")] = None,
+    old_mode: Annotated[Optional[List[str]], typer.Option("--mode", metavar="PASS", hidden=True,
+                        help="Deprecated spelling of --pass (--mode is warm-cache's compile mode).")] = None,
     device: Annotated[str, typer.Option("--device", metavar="DEVICE",
                       help="auto (default: CUDA if torch sees it), cuda or cpu.")] = "auto",
     reps: Annotated[int, typer.Option("--reps", min=3, help="Timed runs per measurement (at most; fewer when "
@@ -100,46 +95,54 @@ def bench(
 
       flexdoctor bench --device cpu -L 256 -d 64 --format json -o bench.json
     """
+    # Long only because typer declares each option in the signature (and the docstring is the
+    # --help text); the body is parse -> call the layer -> render.
     from ..deep import bench as b
+    from ..render import bench_view
 
     if fmt not in ("text", "json", "markdown"):
-        raise _usage_error(f"--format {fmt}: choose text, json or markdown")
+        raise _usage_error(t("cli.error.format", value=fmt, choices="text, json or markdown"))
     if device not in ("auto", "cuda", "cpu"):
-        raise _usage_error(f"--device {device}: choose auto, cuda or cpu")
-    seq_lens = _ints(seq_len, "--seq-len", [1024, 4096])
-    head_dims = _ints(head_dim, "--head-dim", [64, 128])
-    dt_alias = {"bf16": "bfloat16", "fp16": "float16", "half": "float16", "fp32": "float32", "float": "float32"}
-    dtypes = _choices(dtype, "--dtype", b.DTYPES, [], dt_alias)
+        raise _usage_error(t("cli.error.device", value=device))
+    seq_lens = _sizes(seq_len, "--seq-len", [1024, 4096])
+    head_dims = _sizes(head_dim, "--head-dim", [64, 128])
+    dtypes = _choices(dtype, "--dtype", b.DTYPES, [], DTYPES)
     masks = _choices(mask, "--mask", b.MASKS, list(b.MASKS), {})
     impls = _choices(impl, "--impl", b.IMPLS, list(b.IMPLS), {"flash_attn": "flash-attn"})
-    modes = _choices(mode, "--mode", b.MODES, list(b.MODES), {"fwd+bwd": "fwdbwd", "train": "fwdbwd"})
+    passes = renamed(passes, old_mode, "--pass", "--mode")
+    modes = _choices(passes, "--pass", b.MODES, list(b.MODES), {"fwd+bwd": "fwdbwd", "train": "fwdbwd"})
     kv = kv_heads or heads
     if heads % kv:
-        raise _usage_error(f"--kv-heads {kv}: must divide --heads {heads}")
+        raise _usage_error(t("cli.error.kv_heads", kv=kv, heads=heads))
     target = resolve_python(python)
     require_worker_python(python, target)
     if not dtypes:
         dtypes = ["float32"] if device == "cpu" else ["bfloat16"]
-    cases = b.grid(batch, heads, kv, seq_lens, head_dims, dtypes, masks)
+    try:
+        cases = b.grid(batch, heads, kv, seq_lens, head_dims, dtypes, masks, device=device)
+    except WorkloadError as exc:
+        raise _usage_error(str(exc))
     interactive = sys.stderr.isatty() and not in_ci() and os.environ.get("TERM") != "dumb"
     try:
         report = _run_with_progress(b, target, cases, impls, modes, device, reps, warmup, timeout, interactive)
     except b.BenchError as exc:
-        typer.echo(f"flexdoctor: bench could not run: {exc}", err=True)
+        typer.echo(t("cli.bench.could_not_run", error=exc), err=True)
         raise typer.Exit(EXIT_USAGE)  # the contract: 2 when flexdoctor could not run
     if fmt == "json":
-        text = b.render_json(report)
+        text = bench_view.render_json(report)
     elif fmt == "markdown":
-        text = b.render_markdown(report)
+        text = bench_view.render_markdown(report)
     else:
         color = (not no_color and not os.environ.get("NO_COLOR") and not in_ci() and output is None
                  and sys.stdout.isatty())
-        text = b.render_text(report, color=color, width=shutil.get_terminal_size((120, 24)).columns)
+        text = bench_view.render_text(report, color=color, width=shutil.get_terminal_size((120, 24)).columns)
     _write(text, output)
     raise typer.Exit(1 if report.failed else 0)
 
 
 def _run_with_progress(b, target, cases, impls, modes, device, reps, warmup, timeout, interactive):
+    from ..render import bench_view
+
     total = len(cases) * len(impls) * len(modes)
     labels = {c.index: c.label() for c in cases}
     if not interactive:
@@ -147,7 +150,8 @@ def _run_with_progress(b, target, cases, impls, modes, device, reps, warmup, tim
             if m.status == "running":
                 return
             extra = f" {m.ms:.3f} ms" if m.status == "ok" and m.ms is not None else ""
-            typer.echo(f"[{i + 1}/{n}] {labels[m.case]} {m.impl} {m.mode}: {m.status}{extra}", err=True)
+            typer.echo(t("cli.bench.progress", index=i + 1, total=n, case=labels[m.case], impl=m.impl, pass_=m.mode,
+                         status=bench_view.status_word(m), extra=extra), err=True)
 
         return b.run(target, cases, impls, modes, device=device, reps=reps, warmup=warmup,
                      item_timeout=timeout, on_event=plain)
@@ -157,7 +161,7 @@ def _run_with_progress(b, target, cases, impls, modes, device, reps, warmup, tim
     console = Console(stderr=True)
     with Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
                   console=console, transient=True) as progress:
-        task = progress.add_task("bench: import torch", total=total)
+        task = progress.add_task(t("cli.bench_starting"), total=total)
 
         def live(i: int, n: int, m) -> None:
             if m.status == "running":

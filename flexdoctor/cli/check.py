@@ -14,8 +14,9 @@ from ..cliutil import split as _split
 from ..cliutil import usage_error as _usage_error
 from ..cliutil import check_output as _check_output
 from ..cliutil import write as _write
-from ._common import (OutputOpt, PythonOpt, StaticOpt, _attach_project, _color, _gather, _load_facts,
-                      _project, _require_interpreter, _settings, gathering, preload)
+from ..text import t
+from ._common import (OldProjectOpt, OutputOpt, ProjectOpt, PythonOpt, StaticOpt, _attach_project, _color,
+                      _gather, _load_facts, _project, _require_interpreter, _settings, gathering, preload, renamed)
 
 
 def check(
@@ -42,11 +43,10 @@ def check(
     static: StaticOpt = False,
     deep: Annotated[bool, typer.Option("--deep", help="Also run the real kernels here: SDPA per backend with "
                     "torch's refusal reasons, compiled flex_attention against float64, flash-attn, xformers "
-                    "(checks FD801-FD808; ~10-60 s, at most 300 s).")] = False,
-    config: Annotated[Optional[Path], typer.Option("--config", metavar="PATH",
-                      help="A SimpleTuner training config to judge against this machine: config.json, "
-                           "config.toml or config.env, its directory, a checkout, or config/<profile> "
-                           "(checks FD701-FD708).")] = None,
+                    "(checks FD801-FD808; ~10-60 s, at most 300 s); on a node with several GPUs also peer "
+                    "access, NVLink/PCIe links and an NCCL all-reduce across them (FD901-FD905).")] = False,
+    project_file: ProjectOpt = None,
+    old_config: OldProjectOpt = None,
     verbose: Annotated[bool, typer.Option("--verbose", "-v",
                        help="Show passing details, skipped checks and per-probe timings.")] = False,
     quiet: Annotated[bool, typer.Option("--quiet", "-q", help="Only problems and the summary line.")] = False,
@@ -68,7 +68,11 @@ def check(
       flexdoctor check --profile gpu --format github     (first step of a GPU CI job)
 
       flexdoctor check --profile image --format junit -o flexdoctor.xml
+
+      flexdoctor check --project config/config.json     (a SimpleTuner training config)
     """
+    # Long only because typer declares each option in the signature (and the docstring is the
+    # --help text); the body is parse -> call the layer -> render.
     from ..render import Format, renderer
 
     _check_output(output)
@@ -76,10 +80,11 @@ def check(
     try:
         format_ = Format(fmt)
     except ValueError:
-        raise _usage_error(f"--format {fmt}: choose one of {', '.join(f.value for f in Format)}")
+        raise _usage_error(t("cli.error.format", value=fmt, choices=", ".join(f.value for f in Format)))
     early = warm = None
-    if from_facts is None and not deep:  # the deep tier runs kernels: only once the options are valid
-        early = gathering(_resolve_python(python), static, config=str(config) if config is not None else None)
+    if from_facts is None and not deep and project_file is None and old_config is None:
+        # Probing only reads the machine: it runs while the checks and settings load below.
+        early = gathering(_resolve_python(python), static)
         warm = preload(format_.value)
     from .. import checks, policy, runner  # imported while the probes run
 
@@ -91,13 +96,15 @@ def check(
     except policy.ConfigError as exc:
         raise _usage_error(str(exc))
     if only is not None and not _split(only):
-        raise _usage_error("--only needs at least one check ID or symbol")
+        raise _usage_error(t("cli.error.only_empty"))
     specs = policy.select(specs, settings)
     if not specs:
-        raise _usage_error("no check left to run: --only/--skip (or the settings' select/ignore) exclude them all")
+        raise _usage_error(t("cli.error.nothing_selected"))
     if deep and (static or from_facts is not None):
-        raise _usage_error("--deep runs kernels in the torch runtime: drop --static / --from-facts")
-    project = _project(config) if config is not None else None
+        raise _usage_error(t("cli.error.deep_check"))
+    flag = "--config" if old_config is not None else "--project"
+    project_file = renamed(project_file, old_config, "--project", "--config")
+    project = _project(project_file, flag) if project_file is not None else None
     if from_facts is not None:
         facts = _load_facts(from_facts)
         if project is not None:
@@ -108,8 +115,7 @@ def check(
             facts = early.result(progress)
             warm.join()
         else:
-            facts = _gather(_resolve_python(python), static, progress=progress, deep=deep,
-                            config=str(config) if config is not None else None)
+            facts = _gather(_resolve_python(python), static, progress=progress, deep=deep, config=project)
         _require_interpreter(facts, python)
     report = runner.run(specs, facts, plugin_problems=problems, settings=settings)
     text = renderer(format_)(report, verbose=verbose, quiet=quiet, show_skips=bool(_split(only)),

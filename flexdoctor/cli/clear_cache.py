@@ -78,7 +78,7 @@ def clear_cache(
     try:
         outcome = clear.execute(plan)
     except clear.Refused:
-        typer.echo("flexdoctor: error: " + t("clear.warm_running", path=plan.lock_root), err=True)
+        typer.echo(t("cli.usage_error", message=t("clear.warm_running", path=plan.lock_root)), err=True)
         raise typer.Exit(1)
     for line in view.outcome_lines(outcome):
         typer.echo(line)

@@ -12,6 +12,7 @@ from typing_extensions import Annotated
 
 from ..cliutil import usage_error as _usage_error
 from ..cliutil import write as _write
+from ..text import t
 from ._common import OutputOpt
 
 
@@ -39,24 +40,24 @@ def explain(
     from ..text import t
 
     if fmt not in ("text", "json"):
-        raise _usage_error(f"--format {fmt}: choose text or json")
+        raise _usage_error(t("cli.error.format", value=fmt, choices="text or json"))
     if file in (None, "-"):
         if file is None and sys.stdin.isatty():
-            raise _usage_error("give a FILE, or pipe a log into stdin (flexdoctor explain - < train.log)")
+            raise _usage_error(t("cli.error.explain_input"))
         source = t("explain.stdin")
         try:
             result = kb_explain.scan(sys.stdin.buffer)
         except OSError as exc:
-            raise _usage_error(f"cannot read stdin: {exc.strerror or exc}")
+            raise _usage_error(t("cli.error.stdin", error=exc.strerror or exc))
     else:
         source = file
         if os.path.isdir(file):
-            raise _usage_error(f"{file}: is a directory")
+            raise _usage_error(t("cli.error.is_dir", path=file))
         try:
             with open(file, "rb") as stream:
                 result = kb_explain.scan(stream)
         except OSError as exc:
-            raise _usage_error(f"{file}: {exc.strerror or exc}")
+            raise _usage_error(t("cli.error.file", path=file, error=exc.strerror or exc))
     text = explain_view.render(result, source, fmt=fmt, width=shutil.get_terminal_size((100, 24)).columns)
     _write(text, output)
     raise typer.Exit(0 if result.found else 1)

@@ -12,7 +12,8 @@ from ..cliutil import resolve_python as _resolve_python
 from ..cliutil import usage_error as _usage_error
 from ..cliutil import check_output as _check_output
 from ..cliutil import write as _write
-from ._common import OutputOpt, PythonOpt, StaticOpt, _gather, _project, _require_interpreter
+from ..text import t
+from ._common import OldProjectOpt, OutputOpt, PythonOpt, StaticOpt, _gather, _project, _require_interpreter, renamed
 
 
 def facts(
@@ -23,8 +24,9 @@ def facts(
     raw: Annotated[bool, typer.Option("--raw", help="Keep paths under your home as they are (for "
                                                     "`check --from-facts`).")] = False,
     deep: Annotated[bool, typer.Option("--deep", help="Also run the real kernels (see `check --deep`).")] = False,
-    config: Annotated[Optional[Path], typer.Option("--config", metavar="PATH",
-                      help="Also read a SimpleTuner training config (see `check --config`).")] = None,
+    project_file: Annotated[Optional[Path], typer.Option("--project", metavar="PATH",
+                            help="Also read a SimpleTuner training config (see `check --project`).")] = None,
+    old_config: OldProjectOpt = None,
 ) -> None:
     """Print everything flexdoctor gathered about this machine, for bug reports.
 
@@ -37,14 +39,14 @@ def facts(
     _check_output(output)
 
     if fmt not in ("text", "json"):
-        raise _usage_error(f"--format {fmt}: choose text or json")
+        raise _usage_error(t("cli.error.format", value=fmt, choices="text or json"))
     target = _resolve_python(python)
     if deep and static:
-        raise _usage_error("--deep runs kernels in the torch runtime: drop --static")
-    if config is not None:
-        _project(config)
-    gathered = _gather(target, static, progress=fmt == "text" and output is None, deep=deep,
-                       config=str(config) if config is not None else None)
+        raise _usage_error(t("cli.error.deep_facts"))
+    flag = "--config" if old_config is not None else "--project"
+    project_file = renamed(project_file, old_config, "--project", "--config")
+    project = _project(project_file, flag) if project_file is not None else None
+    gathered = _gather(target, static, progress=fmt == "text" and output is None, deep=deep, config=project)
     _require_interpreter(gathered, python)
     _write(facts_view.render(gathered, fmt=fmt, redact=not raw), output)
 

@@ -9,6 +9,7 @@ from typing_extensions import Annotated
 
 from ..cliutil import usage_error as _usage_error
 from ..cliutil import write as _write
+from ..text import t
 
 
 def rules(
@@ -30,6 +31,6 @@ def rules(
     try:
         text = rules_view.render(rule)
     except KeyError:
-        raise _usage_error(f"no check or knowledge-base entry named {rule!r} (run `flexdoctor rules`)")
+        raise _usage_error(t("cli.error.no_rule", rule=rule))
     _write(text, None)
 

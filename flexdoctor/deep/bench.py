@@ -3,8 +3,8 @@
 The parent builds the grid (shape x dtype x mask x implementation x pass), runs
 ``worker/_bench_worker.py`` once for all of it (one ``import torch``, items strictly one after the
 other), and restarts it after an item that crashed or hung, so one bad configuration never
-loses the rest. Results are plain data; ``render_*`` turn them into a table with bars, JSON
-or Markdown.
+loses the rest. Results are plain data; ``render/bench_view.py`` turns them into a table with
+bars, JSON or Markdown.
 """
 
 from __future__ import annotations
@@ -19,6 +19,7 @@ from typing import Callable, Optional
 from ..text import t
 from ..worker import run as worker_run
 from ..worker import script
+from ..workload import Workload, make
 
 WORKER = script("_bench_worker.py")
 IMPLS = ("flex-compiled", "flex-eager", "sdpa-flash", "sdpa-efficient", "sdpa-cudnn", "sdpa-math", "flash-attn")
@@ -34,19 +35,28 @@ class BenchError(Exception):
 
 @dataclass(frozen=True)
 class Case:
+    """One shape of the grid: an attention workload (``flexdoctor.workload``) and its place."""
+
     index: int
-    batch: int
-    heads: int
-    kv_heads: int
-    seq_len: int
-    head_dim: int
-    dtype: str
-    mask: str
+    workload: Workload
+
+    def to_dict(self) -> dict:
+        """The bench JSON's ``cases[]`` entry and the worker's view of the case (schema 1)."""
+        w = self.workload
+        return {"index": self.index, "batch": w.batch, "heads": w.heads, "kv_heads": w.kv_heads_or_heads,
+                "seq_len": w.seq_len, "head_dim": w.head_dim, "dtype": w.dtype, "mask": w.mask}
+
+    @classmethod
+    def from_dict(cls, data: dict) -> "Case":
+        return cls(int(data["index"]), make(**{k: data[k] for k in ("batch", "heads", "kv_heads", "seq_len",
+                                                                      "head_dim", "dtype", "mask") if k in data},
+                                            device="auto", backward=True))
 
     def label(self) -> str:
-        kv = f"/{self.kv_heads}" if self.kv_heads != self.heads else ""
-        return t("bench.case", batch=self.batch, heads=self.heads, kv=kv, seq_len=self.seq_len,
-                 head_dim=self.head_dim, dtype=self.dtype, mask=self.mask)
+        w = self.workload
+        kv = f"/{w.kv_heads_or_heads}" if w.kv_heads_or_heads != w.heads else ""
+        return t("bench.case", batch=w.batch, heads=w.heads, kv=kv, seq_len=w.seq_len,
+                 head_dim=w.head_dim, dtype=w.dtype, mask=w.mask)
 
 
 @dataclass
@@ -65,6 +75,9 @@ class Measurement:
     first_call_s: Optional[float] = None
     compiled: Optional[bool] = None
     reason: Optional[str] = None
+    # The worker process died on this item (status timeout, crash or error): the stage it was in.
+    # The words come at rendering (render/bench_view.died_reason), so the JSON holds data only.
+    died_in: Optional[str] = None
 
 
 @dataclass
@@ -85,7 +98,7 @@ class BenchReport:
             "started_at": self.started_at,
             "seconds": self.seconds,
             "settings": self.settings,
-            "cases": [dataclasses.asdict(c) for c in self.cases],
+            "cases": [c.to_dict() for c in self.cases],
             "results": [dataclasses.asdict(r) for r in self.results],
         }
 
@@ -95,13 +108,14 @@ class BenchReport:
 
 
 def grid(batch: int, heads: int, kv_heads: Optional[int], seq_lens: list, head_dims: list, dtypes: list,
-         masks: list) -> list[Case]:
-    out = []
+         masks: list, device: str = "auto") -> list[Case]:
+    out: list[Case] = []
     for L in seq_lens:
         for d in head_dims:
             for m in masks:
                 for dt in dtypes:
-                    out.append(Case(len(out), batch, heads, kv_heads or heads, L, d, dt, m))
+                    out.append(Case(len(out), make(batch=batch, heads=heads, kv_heads=kv_heads or heads, seq_len=L,
+                                                   head_dim=d, dtype=dt, mask=m, device=device, backward=True)))
     return out
 
 
@@ -116,7 +130,7 @@ def run(python: str, cases: list[Case], impls: list = list(IMPLS), modes: list =
     report = BenchReport(cases=list(cases), results=results, seed=seed,
                          started_at=_dt.datetime.now(_dt.timezone.utc).replace(microsecond=0).isoformat(),
                          settings={"reps": reps, "warmup": warmup, "budget_s": budget_s, "device": device})
-    payload_items = [[dataclasses.asdict(c), impl, mode] for c, impl, mode in items]
+    payload_items = [[c.to_dict(), impl, mode] for c, impl, mode in items]
     start = 0
     while start < len(items):
         cfg = {"items": payload_items, "start": start, "reps": reps, "warmup": warmup, "budget_s": budget_s,
@@ -160,16 +174,15 @@ def run(python: str, cases: list[Case], impls: list = list(IMPLS), modes: list =
             # Died outside an item: before the first (import torch) or between items.
             done_items = [i for i, r in enumerate(results) if r.status not in ("pending", "running")]
             if not done_items and not report.env:
-                raise BenchError(worker_run.tail(stderr, 8) or f"the benchmark worker exited with status {code}")
+                raise BenchError(worker_run.tail(stderr, 8) or t("bench.worker_exited", status=code))
             nxt = [i for i in range(start, len(results)) if results[i].status in ("pending", "running")]
             if not nxt:
                 break
             cur = nxt[0]
         what = "timeout" if timed_out else ("crash" if code is not None and code < 0 else "error")
         results[cur].status = what
-        results[cur].reason = t("bench.worker_failed", what={"timeout": "hung", "crash": "crashed"}.get(what, "failed"),
-                                stage=wire.stage or "?") + (
-            f": {worker_run.tail(stderr, 3)}" if stderr.strip() and not timed_out else "")
+        results[cur].died_in = wire.stage or "?"
+        results[cur].reason = worker_run.tail(stderr, 3) if stderr.strip() and not timed_out else None
         if on_event:
             on_event(cur, len(items), results[cur])
         start = cur + 1
@@ -184,153 +197,3 @@ def _fill(m: Measurement, data: dict) -> None:
     for f in dataclasses.fields(Measurement):
         if f.name in data and f.name not in ("case", "impl", "mode"):
             setattr(m, f.name, data[f.name])
-
-
-# --------------------------------------------------------------------------- rendering
-
-
-def _fmt_bytes(n: Optional[int]) -> str:
-    if n is None:
-        return "—"
-    return f"{n / 2**30:.2f} GiB" if n >= 2**28 else f"{n / 2**20:.0f} MiB"
-
-
-def _tf(v: Optional[float]) -> str:
-    if v is None:
-        return "—"
-    return f"{v:.1f}" if v >= 1 else f"{v:.3f}"
-
-
-def _status_word(m: Measurement) -> str:
-    return t(f"bench.status_{m.status}") if m.status in ("ok", "oom", "unavailable", "error", "skipped") else m.status
-
-
-def _by_case(report: BenchReport) -> list:
-    out = []
-    for c in report.cases:
-        out.append((c, [r for r in report.results if r.case == c.index]))
-    return out
-
-
-def gap_line(rows: list) -> Optional[str]:
-    """eager flex vs compiled flex vs the fastest SDPA backend, fwd+bwd (the gap users care about)."""
-    get = {(r.impl, r.mode): r for r in rows}
-    eager, comp = get.get(("flex-eager", "fwdbwd")), get.get(("flex-compiled", "fwdbwd"))
-    sdpa = [r for r in rows if r.impl.startswith("sdpa-") and r.mode == "fwdbwd" and r.status == "ok"]
-    if comp is None or comp.status != "ok" or not sdpa or eager is None:
-        return None
-    best = min(sdpa, key=lambda r: r.ms)
-    if eager.status == "oom":
-        return t("bench.gap_oom", compiled=f"{comp.ms:.2f}", sdpa=f"{best.ms:.2f}",
-                 sdpa_backend=best.impl[5:])
-    if eager.status != "ok":
-        return None
-    return t("bench.gap", eager=f"{eager.ms:.2f}", compiled=f"{comp.ms:.2f}", sdpa=f"{best.ms:.2f}",
-             sdpa_backend=best.impl[5:])
-
-
-def _bar(ms: float, worst: float, width: int = 24) -> str:
-    if worst <= 0:
-        return ""
-    cells = ms / worst * width
-    full = int(cells)
-    frac = cells - full
-    parts = " ▏▎▍▌▋▊▉"
-    tail = parts[int(frac * 8)] if full < width and frac > 0 else ""
-    return ("█" * full + tail).rstrip() or "▏"
-
-
-def header(report: BenchReport) -> str:
-    env = report.env
-    triton = f" · triton {env['triton']}" if env.get("triton") else ""
-    cuda = f" (CUDA {env['cuda']})" if env.get("cuda") and env.get("device") == "cuda" else ""
-    return t("bench.header", device=(env.get("device_name") or env.get("device") or "?"),
-             torch=f"{env.get('torch', '?')}{cuda}", triton=triton, when=report.started_at or "?")
-
-
-def render_text(report: BenchReport, color: bool = False, width: int = 120) -> str:
-    from rich.console import Console
-    from rich.table import Table
-
-    import io
-
-    buf = io.StringIO()
-    console = Console(file=buf, force_terminal=color, no_color=not color, width=max(width, 100),
-                      highlight=False, soft_wrap=False)
-    console.print(header(report))
-    for case, rows in _by_case(report):
-        console.print()
-        console.print(case.label(), style="bold")
-        table = Table(box=None, show_header=True, header_style="bold", pad_edge=False)
-        for col, just in (("col_impl", "left"), ("col_mode", "left"), ("col_ms", "right"), ("col_tflops", "right"),
-                          ("col_mem", "right"), ("col_compile", "right")):
-            title = t(f"bench.{col}")
-            table.add_column(title, justify=just, no_wrap=True, min_width=max(len(title), 8))
-        table.add_column(t("bench.col_speed"), no_wrap=True, overflow="ellipsis", max_width=44)
-        worst = max((r.ms for r in rows if r.status == "ok" and r.ms), default=0.0)
-        for mode in MODES:
-            mode_rows = [r for r in rows if r.mode == mode]
-            ok_ms = [r.ms for r in mode_rows if r.status == "ok" and r.ms]
-            best = min(ok_ms) if ok_ms else None
-            for r in mode_rows:
-                if r.status == "ok":
-                    ms = f"{r.ms:.3f}"
-                    bar = _bar(r.ms, worst)
-                    style = "green" if r.ms == best else None
-                    if r.impl == "flex-compiled" and r.compiled is False:
-                        bar += " (eager fallback)"
-                    table.add_row(r.impl, t(f"bench.{mode}"), ms,
-                                  _tf(r.tflops), _fmt_bytes(r.peak_bytes),
-                                  f"{r.first_call_s:.2f}" if r.first_call_s is not None else "—", bar, style=style)
-                else:
-                    why = (r.reason or "").strip().splitlines()[-1][:60] if r.reason else ""
-                    table.add_row(r.impl, t(f"bench.{mode}"), "—", "—", "—", "—",
-                                  _status_word(r) + (f": {why}" if why else ""), style="dim")
-        console.print(table)
-        gap = gap_line(rows)
-        if gap:
-            console.print(gap)
-    console.print()
-    console.print(t("bench.footer", reps=report.settings.get("reps", "?")), style="dim")
-    return buf.getvalue()
-
-
-def render_json(report: BenchReport) -> str:
-    return json.dumps(report.to_dict(), indent=2, sort_keys=True) + "\n"
-
-
-def render_markdown(report: BenchReport) -> str:
-    out = [f"**{header(report)}**", ""]
-    out.append("| shape | impl | fwd ms | fwd TFLOP/s | fwd+bwd ms | fwd+bwd TFLOP/s | peak mem (fwd+bwd) | first call s |")
-    out.append("| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: |")
-    for case, rows in _by_case(report):
-        impls = []
-        for r in rows:
-            if r.impl not in impls:
-                impls.append(r.impl)
-        for impl in impls:
-            f = next((r for r in rows if r.impl == impl and r.mode == "fwd"), None)
-            b = next((r for r in rows if r.impl == impl and r.mode == "fwdbwd"), None)
-            if all(x is None or x.status == "unavailable" for x in (f, b)):
-                continue
-
-            def cell(m: Optional[Measurement], what: str) -> str:
-                if m is None:
-                    return "—"
-                if m.status != "ok":
-                    return "OOM" if m.status == "oom" else m.status
-                v = m.ms if what == "ms" else m.tflops
-                return "—" if v is None else (f"{v:.3f}" if what == "ms" else _tf(v))
-
-            first = max((x.first_call_s for x in (f, b) if x is not None and x.first_call_s is not None), default=None)
-            out.append(f"| {case.label()} | {impl} | {cell(f, 'ms')} | {cell(f, 'tf')} | {cell(b, 'ms')} | "
-                       f"{cell(b, 'tf')} | {_fmt_bytes(b.peak_bytes if b and b.status == 'ok' else None)} | "
-                       f"{'—' if first is None else f'{first:.2f}'} |")
-    out.append("")
-    gaps = [(c, gap_line(rows)) for c, rows in _by_case(report)]
-    for c, g in gaps:
-        if g:
-            out.append(f"- {c.label()}: {g}")
-    out.append("")
-    out.append(t("bench.footer", reps=report.settings.get("reps", "?")))
-    return "\n".join(out) + "\n"

@@ -15,9 +15,27 @@ from typing import Callable, Optional
 from ..facts import DeepFacts, ProbeError, from_jsonable
 from ..worker import run as worker_run
 from ..worker import script
+from ..workload import make
 
 SCRIPT = script("_deep_probe.py")
 DEFAULT_TIMEOUT = 300.0
+
+# What each section of the deep probe runs, per device the probe finds (small: the deep tier
+# proves that kernels run and agree with float64, it does not time them). The probe compiles
+# flex causal and runs SDPA and flash-attn unmasked, in each dtype it tests.
+WORKLOADS = {
+    "sdpa": {"cuda": make(batch=1, heads=8, seq_len=1024, head_dim=64, device="cuda"),
+             "cpu": make(batch=1, heads=8, seq_len=256, head_dim=64, device="cpu")},
+    "flex": {"cuda": make(batch=2, heads=4, seq_len=256, head_dim=64, mask="causal", device="cuda"),
+             "cpu": make(batch=1, heads=2, seq_len=128, head_dim=16, mask="causal", device="cpu")},
+    "flash_attn": {"cuda": make(batch=2, heads=4, seq_len=256, head_dim=64, device="cuda")},
+}
+
+
+def shapes() -> dict:
+    """WORKLOADS as the probe script reads them: section -> device -> [B, H, L, D]."""
+    return {section: {dev: [w.batch, w.heads, w.seq_len, w.head_dim] for dev, w in per.items()}
+            for section, per in WORKLOADS.items()}
 _LISTENERS: list = []
 
 
@@ -49,7 +67,7 @@ def probe(
     extra: Optional[dict] = None,
 ) -> DeepFacts | ProbeError:
     """Run the deep probe; ``on_stage`` is called with each stage name as it starts."""
-    cfg: dict = dict(extra or {})
+    cfg: dict = {"shapes": shapes(), **(extra or {})}
     if device:
         cfg["device"] = device
     if flex_dtypes:
@@ -69,7 +87,7 @@ def parse(stdout: str, stderr: str, returncode: Optional[int], timed_out: bool =
           start_error: Optional[str] = None, timeout: float = DEFAULT_TIMEOUT) -> DeepFacts | ProbeError:
     """Facts from the probe's output, whole or partial."""
     if start_error:
-        return ProbeError(f"could not start the deep probe: {start_error}", kind="error", stage="start")
+        return ProbeError.because("deep_start_failed", kind="error", stage="start", error=start_error)
     wire = worker_run.read(stdout)
     stage, data = wire.stage, wire.result()
     parts = {name: value for name, value in wire.parts if name}
@@ -99,19 +117,17 @@ def parse(stdout: str, stderr: str, returncode: Optional[int], timed_out: bool =
 
 def _failure(returncode: Optional[int], timed_out: bool, stage: Optional[str], detail: Optional[str],
              timeout: float) -> ProbeError:
-    where = f" during '{stage}'" if stage else ""
+    # Each reason has a text naming the stage it died in (``..._during``) and one without.
+    during, where = ("_during", {"where": stage}) if stage else ("", {})
     if timed_out:
-        return ProbeError(f"the deep probe did not finish in {timeout:g} s (hung{where})", kind="timeout",
-                          stage=stage, detail=detail)
+        return ProbeError.because(f"deep_hung{during}", kind="timeout", stage=stage, detail=detail,
+                                  seconds=f"{timeout:g}", **where)
     if returncode is not None and returncode < 0:
         sig = worker_run.Completed(returncode, "", "").signal_name
-        if sig == "SIGKILL":
-            msg = f"the deep probe was killed ({sig}{where}: out of host memory?)"
-        else:
-            msg = f"the deep probe crashed ({sig}{where})"
-        return ProbeError(msg, kind="crash", stage=stage, detail=detail)
-    return ProbeError(f"the deep probe exited with status {returncode}{where} without a result",
-                      kind="error", stage=stage, detail=detail)
+        reason = "deep_killed" if sig == "SIGKILL" else "deep_crashed"
+        return ProbeError.because(reason + during, kind="crash", stage=stage, detail=detail, signal=sig, **where)
+    return ProbeError.because(f"deep_exit{during}", kind="error", stage=stage, detail=detail, status=returncode,
+                              **where)
 
 
 def _facts(data: dict) -> DeepFacts:

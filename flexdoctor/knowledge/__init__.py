@@ -8,7 +8,17 @@ Entry fields: ``id`` (FDE###, stable forever), ``symbol``, ``title``, ``patterns
 expressions matched line by line against logs), ``cause``, ``fix``, ``commands``, ``applies``
 (versions it applies to), ``links`` (upstream source or issue thread), ``rank`` (lower = more
 fundamental: reported first), ``defaults`` (values for ``{placeholders}`` when no context is
-given, e.g. in ``explain``).
+given, e.g. in ``explain``), ``translate`` (the names of those defaults that are words, not code:
+a translation gives them as ``kb.<ID>.defaults.<name>``, like ``title``, ``cause``, ``fix`` and
+``applies``).
+
+Fields used by ``explain`` only: ``near`` (patterns of which one must match within
+``near_lines`` lines of a ``patterns`` match for the entry to count: the traceback frames that
+say *which* library raised a generic CUDA error), ``overrides`` (IDs of entries this one
+replaces when both are found: the generic reading of the same error), ``advisory`` (a harmless
+notice, reported as a note and never as a problem), ``log_commands`` (commands shown only when
+every ``{placeholder}`` in them was read from the log by a named group ``(?P<name>...)`` of a
+pattern: exact versions the user has).
 """
 
 from __future__ import annotations
@@ -38,10 +48,20 @@ class Entry:
     links: tuple[str, ...] = ()
     rank: int = 50
     defaults: dict = field(default_factory=dict)
+    translate: tuple[str, ...] = ()
+    near: tuple[str, ...] = ()
+    near_lines: int = 40
+    overrides: tuple[str, ...] = ()
+    advisory: bool = False
+    log_commands: tuple[str, ...] = ()
 
     @functools.cached_property
     def regexes(self) -> tuple[re.Pattern, ...]:
         return tuple(re.compile(p) for p in self.patterns)
+
+    @functools.cached_property
+    def near_regexes(self) -> tuple[re.Pattern, ...]:
+        return tuple(re.compile(p) for p in self.near)
 
     def render(self, **context: object) -> Fix:
         values = {**self.defaults, **{k: v for k, v in context.items() if v is not None}}
@@ -61,7 +81,8 @@ def _fill(template: str, values: dict) -> str:
     return _PLACEHOLDER.sub(lambda m: str(values[m.group(1)]) if m.group(1) in values else m.group(0), template)
 
 
-TRANSLATED = ("title", "cause", "fix")  # the words of an entry; patterns and commands stay as written
+# The words of an entry (plus the defaults its ``translate`` names); patterns and commands stay as written.
+TRANSLATED = ("title", "cause", "fix", "applies")
 
 
 def entries() -> dict[str, Entry]:
@@ -77,14 +98,27 @@ def _localized(lang: str) -> dict[str, Entry]:
     words = catalog(lang)
     out = {}
     for eid, entry in english.items():
-        changes = {f: words[f"kb.{eid}.{f}"] for f in TRANSLATED if words.get(f"kb.{eid}.{f}")}
+        changes: dict = {f: words[f"kb.{eid}.{f}"] for f in TRANSLATED
+                         if getattr(entry, f) is not None and words.get(f"kb.{eid}.{f}")}
+        defaults = {name: words[f"kb.{eid}.defaults.{name}"] for name in entry.translate
+                    if words.get(f"kb.{eid}.defaults.{name}")}
+        if defaults:
+            changes["defaults"] = {**entry.defaults, **defaults}
         out[eid] = dataclasses.replace(entry, **changes) if changes else entry
     return out
 
 
 def english_words() -> dict[str, str]:
-    """The knowledge base's English words as catalogue keys (what a translation must cover)."""
-    return {f"kb.{eid}.{f}": getattr(e, f) for eid, e in _english().items() for f in TRANSLATED}
+    """The knowledge base's English words as catalogue keys (what a translation must cover):
+    ``kb.<ID>.title`` / ``cause`` / ``fix`` / ``applies`` and ``kb.<ID>.defaults.<name>``."""
+    out: dict[str, str] = {}
+    for eid, e in _english().items():
+        for f in TRANSLATED:
+            if getattr(e, f) is not None:
+                out[f"kb.{eid}.{f}"] = getattr(e, f)
+        for name in e.translate:
+            out[f"kb.{eid}.defaults.{name}"] = str(e.defaults[name])
+    return out
 
 
 @functools.lru_cache(maxsize=1)
@@ -95,9 +129,12 @@ def _english() -> dict[str, Entry]:
             continue
         for raw in toml_loads(item.read_text(encoding="utf-8")).get("entry", []):
             raw = dict(raw)
-            for key in ("commands", "patterns", "links"):
+            for key in ("commands", "patterns", "links", "translate", "near", "overrides", "log_commands"):
                 raw[key] = tuple(raw.get(key, ()))
             entry = Entry(**raw)
+            unknown = [n for n in entry.translate if n not in entry.defaults]
+            if unknown:
+                raise ValueError(f"{entry.id} in {item.name}: translate names no default: {', '.join(unknown)}")
             if entry.id in out:
                 raise ValueError(f"duplicate knowledge-base id {entry.id} in {item.name}")
             out[entry.id] = entry
@@ -120,6 +157,9 @@ def fix(ref: str, **context: object) -> Fix:
 
 
 def match_text(text: str) -> list[Entry]:
-    """Entries whose patterns match anywhere in ``text`` (a short error message), best first."""
-    found = [e for e in entries().values() if any(r.search(text) for r in e.regexes)]
-    return sorted(found, key=lambda e: (e.rank, e.id))
+    """Entries whose patterns match anywhere in ``text`` (a short error message), best first; an
+    entry with ``near`` patterns needs one of them in the text too, and ``overrides`` apply."""
+    found = [e for e in entries().values() if any(r.search(text) for r in e.regexes)
+             and (not e.near or any(r.search(text) for r in e.near_regexes))]
+    replaced = {ref for e in found for ref in e.overrides}
+    return sorted((e for e in found if e.id not in replaced), key=lambda e: (e.rank, e.id))

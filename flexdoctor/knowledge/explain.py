@@ -1,15 +1,29 @@
 """Find known problems in a log or traceback: the engine behind ``flexdoctor explain``.
 
-The log is streamed line by line from a binary stream (any size; invalid UTF-8, NUL bytes and
-other binary junk are tolerated), so memory stays bounded by one line (itself capped at
-``MAX_LINE`` bytes) plus the hits kept per entry. Each line is matched against every entry's
-patterns; a message wrapped over two lines (pip's and setuptools' indented RuntimeErrors, narrow
-terminals) is also tried joined with the line before it. Results come back one per entry, most
-fundamental first (entry ``rank``, then first line, then ID).
+What is matched (the contract; ``scan_lines`` is its plain reference implementation):
+the log is split at ``\\n`` into lines (a line longer than ``MAX_LINE`` bytes is cut there), each
+line is cleaned (UTF-8 with replacement, ANSI colours removed, control bytes turned into spaces,
+trailing ``\\r`` dropped) and searched with every entry's patterns; a message wrapped over two lines
+(pip's and setuptools' indented RuntimeErrors, narrow terminals) is also tried joined with the line
+before it, and, when both lines carry the same prefix (timestamp, ``[rank0]:``), joined without the
+second copy of that prefix (``_joins``). An entry with ``near`` patterns counts only where one of them
+matches within ``near_lines`` lines; ``overrides`` and ``advisory`` apply to the results. Results come back one per entry, most fundamental first (entry ``rank``, then first
+line, then ID).
+
+How it is fast (``scan``): the stream is read in blocks of whole lines (memory stays bounded by
+``BLOCK`` plus one line), each block is cleaned in one pass and searched with one *trigger* regex
+made of a required literal of every pattern (a run of characters every match must contain, read
+from the pattern's parse tree, never containing whitespace). Only lines holding a trigger, and the
+line after each (for the two-line join), get the exact per-line matching above: a pattern can only
+match a line, or a join of two lines, that contains its required literal, because the join puts
+whitespace between the lines and the literal has none. Healthy lines therefore cost one C-level
+regex scan instead of a Python loop iteration and 70+ pattern searches each.
 """
 
 from __future__ import annotations
 
+import functools
+import os
 import re
 from dataclasses import dataclass, field
 from typing import IO, Iterable, Iterator, Optional
@@ -17,11 +31,19 @@ from typing import IO, Iterable, Iterator, Optional
 from ..wheels import explain_context
 from . import Entry, entries
 
+try:  # Python 3.11+
+    from re import _parser as _sre_parse  # type: ignore[attr-defined]
+except ImportError:  # pragma: no cover - Python < 3.11
+    import sre_parse as _sre_parse  # type: ignore[no-redef]
+
 MAX_LINE = 64 * 1024  # bytes of one line that are matched; the rest of a longer line is skipped
 MAX_HITS = 5  # lines kept per entry for the report (all are counted)
 MAX_TEXT = 300  # characters of a matching line shown
+BLOCK = 4 * 1024 * 1024  # bytes read and cleaned at once by scan()
+MIN_TRIGGER = 4  # characters of a required literal used as trigger, when the literal has them
 
 _JUNK = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
+_JUNK_BYTES = bytes(list(range(0x00, 0x09)) + [0x0b, 0x0c] + list(range(0x0e, 0x20)) + [0x7f])
 _ANSI = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]")
 
 
@@ -43,7 +65,8 @@ class Problem:
     entry: Entry
     hits: list[Hit] = field(default_factory=list)
     count: int = 0
-    context: dict = field(default_factory=dict)  # placeholder values read from the log (wheels.explain_context)
+    context: dict = field(default_factory=dict)  # values read from the log by named groups
+    lines: list[Hit] = field(default_factory=list)  # every hit, kept only for entries with `near`
 
     @property
     def first_line(self) -> int:
@@ -59,6 +82,7 @@ class Problem:
 class Result:
     problems: tuple[Problem, ...]
     lines: int  # lines read
+    notes: tuple[Problem, ...] = ()  # advisory entries found: harmless notices, not problems
 
     @property
     def found(self) -> bool:
@@ -90,48 +114,674 @@ def iter_lines(stream: IO[bytes]) -> Iterator[str]:
         yield clean(raw)
 
 
+# --- required literals -------------------------------------------------------------------------
+
+_C = _sre_parse  # the op constants are re-exported by the parser module
+_IGNORECASE = re.IGNORECASE.value
+
+
+def _literal_char(c: str) -> bool:
+    """Whether ``c`` may be part of a required literal: no whitespace (a two-line join inserts
+    some), no U+FFFD (decoding puts it where bytes were invalid), nothing UTF-8 cannot encode."""
+    return not c.isspace() and c != "\ufffd" and not "\ud800" <= c <= "\udfff"
+
+
+def _required(seq, icase: bool) -> Optional[list[tuple[str, bool]]]:
+    """A set of (literal, ignorecase) alternatives of which every match of ``seq`` contains one;
+    the best such set found, or None. Literals never contain whitespace."""
+    best: Optional[list[tuple[str, bool]]] = None
+
+    def offer(cand: Optional[list[tuple[str, bool]]]) -> None:
+        nonlocal best
+        if cand and (best is None or _set_quality(cand) > _set_quality(best)):
+            best = cand
+
+    run: list[str] = []
+
+    def flush() -> None:
+        if run:
+            offer([("".join(run), icase)])
+            run.clear()
+
+    for op, av in seq:
+        if op is _C.LITERAL and _literal_char(chr(av)):
+            run.append(chr(av))
+            continue
+        flush()
+        if op is _C.SUBPATTERN:
+            _group, add, dele, sub = av
+            sub_icase = (icase or bool(add & _IGNORECASE)) and not (dele & _IGNORECASE)
+            offer(_required(sub, sub_icase))
+        elif op is _C.BRANCH:
+            alts = [_required(s, icase) for s in av[1]]
+            if all(alts):
+                offer([lit for alt in alts for lit in alt])  # type: ignore[union-attr]
+        elif op in (_C.MAX_REPEAT, _C.MIN_REPEAT, getattr(_C, "POSSESSIVE_REPEAT", None)) and op is not None:
+            lo, _hi, sub = av
+            if lo >= 1:
+                offer(_required(sub, icase))
+        elif op is getattr(_C, "ATOMIC_GROUP", object()):
+            offer(_required(av, icase))
+    flush()
+    return best
+
+
+# Which literal to search for: the one that costs least to find. A position whose character starts
+# some trigger costs the scan a few nanoseconds more; a line holding a trigger costs a visit (the full
+# per-line match, tens of microseconds). Both rates are estimated on a sample of ordinary log text.
+_SCAN_NS = 130.0
+_VISIT_NS = 30000.0
+
+
+@functools.lru_cache(maxsize=1)
+def _sample() -> tuple[str, str, dict, int]:
+    from ._log_sample import SAMPLE
+
+    counts: dict = {}
+    for c in SAMPLE:
+        counts[c] = counts.get(c, 0) + 1
+    return SAMPLE, SAMPLE.lower(), counts, len(SAMPLE)
+
+
+# A floor under the sample's character frequencies (share of log text), so that characters the
+# sample happens to under-represent are not mistaken for rare: English letter frequencies scaled to
+# logs, where digits, quotes, dots, dashes and brackets are everywhere.
+_LOWER_FLOOR = dict(zip("etaoinshrdlcumpwfgykbvxjqz",
+                        (0.06, 0.045, 0.04, 0.038, 0.035, 0.034, 0.032, 0.03, 0.03, 0.02, 0.02, 0.02, 0.014,
+                         0.02, 0.02, 0.012, 0.011, 0.012, 0.008, 0.012, 0.009, 0.006, 0.003, 0.0015, 0.001,
+                         0.002)))
+
+
+def _char_floor(c: str) -> float:
+    if c in _LOWER_FLOOR:
+        return _LOWER_FLOOR[c]
+    if c.isdigit() or c in " .,:;'\"-_/=()[]{}%|":
+        return 0.03
+    if "A" <= c <= "Z":
+        return 0.0005 if c in "JQXZKYUHGBVW" else 0.003
+    return 0.001
+
+
+@functools.lru_cache(maxsize=None)
+def _trigger_cost(trig: str, icase: bool = False) -> float:
+    """Estimated cost per character of log searched, of using ``trig`` as a trigger."""
+    text, lower, counts, n = _sample()
+    firsts = {trig[0], trig[0].lower(), trig[0].upper()} if icase else {trig[0]}
+    p_first = sum(max((counts.get(c, 0) + 0.5) / n, _char_floor(c)) for c in firsts)
+    hits = lower.count(trig.lower()) if icase else text.count(trig)
+    return _SCAN_NS * p_first + _VISIT_NS * (hits + 0.1) / n
+
+
+@functools.lru_cache(maxsize=None)
+def _trigger_of(literal: str, icase: bool = False) -> str:
+    """The suffix of a required literal to search for: the cheapest one (see ``_trigger_cost``) that
+    keeps at least MIN_TRIGGER characters (or the whole literal when it is shorter)."""
+    keep = min(MIN_TRIGGER, len(literal))
+    starts = range(0, len(literal) - keep + 1)
+    i = min(starts, key=lambda i: (_trigger_cost(literal[i:], icase), i))
+    return literal[i:]
+
+
+def _set_quality(alts: list[tuple[str, bool]]) -> tuple:
+    """Higher is better: literals long enough to be specific, then the cheapest to search for."""
+    worst_len = min(len(lit) for lit, _ in alts)
+    cost = sum(_trigger_cost(_trigger_of(lit, ic), ic) for lit, ic in alts)
+    return (worst_len >= MIN_TRIGGER, -cost, worst_len)
+
+
+def _candidate_sets(seq, icase: bool) -> list[list[tuple[str, bool]]]:
+    """Every literal set ``_required`` considers for ``seq`` (each one alone suffices): the raw
+    material from which ``Matcher`` chooses, for all patterns together, the cheapest triggers."""
+    out: list[list[tuple[str, bool]]] = []
+    run: list[str] = []
+
+    def flush() -> None:
+        if run:
+            out.append([("".join(run), icase)])
+            run.clear()
+
+    for op, av in seq:
+        if op is _C.LITERAL and _literal_char(chr(av)):
+            run.append(chr(av))
+            continue
+        flush()
+        if op is _C.SUBPATTERN:
+            _group, add, dele, sub = av
+            out.extend(_candidate_sets(sub, (icase or bool(add & _IGNORECASE)) and not (dele & _IGNORECASE)))
+        elif op is _C.BRANCH:
+            alts = [_required(s, icase) for s in av[1]]
+            if all(alts):
+                out.append([lit for alt in alts for lit in alt])  # type: ignore[union-attr]
+        elif op in (_C.MAX_REPEAT, _C.MIN_REPEAT, getattr(_C, "POSSESSIVE_REPEAT", None)) and op is not None:
+            lo, _hi, sub = av
+            if lo >= 1:
+                out.extend(_candidate_sets(sub, icase))
+        elif op is getattr(_C, "ATOMIC_GROUP", object()):
+            out.extend(_candidate_sets(av, icase))
+    flush()
+    return out
+
+
+@functools.lru_cache(maxsize=None)
+def _pattern_sets(pattern: str) -> tuple:
+    parsed = _sre_parse.parse(pattern)
+    sets = _candidate_sets(parsed, bool(parsed.state.flags & _IGNORECASE))
+    return tuple(tuple(s) for s in sets)
+
+
+def _char_rate(c: str) -> float:
+    """Share of log text that is ``c`` (the sample's count, never below the floor)."""
+    _text, _lower, counts, n = _sample()
+    return max((counts.get(c, 0) + 0.5) / n, _char_floor(c))
+
+
+def _choose_triggers(patterns: Iterable[str]) -> tuple[dict, dict]:
+    """For every pattern, the literal set to trigger on, and for every literal its trigger suffix,
+    chosen for all patterns together. The scan pays for every position whose character starts
+    some trigger, so the first characters are chosen first, as a small set of rare ones that
+    lets every pattern trigger (greedy weighted set cover, then redundant characters dropped);
+    then each literal takes, among the suffixes starting with a chosen character, the one that
+    occurs least in ordinary log text (fewest lines to visit)."""
+    sets = {p: [c for c in _pattern_sets(p) if min(len(lit) for lit, _ in c) >= MIN_TRIGGER]
+            for p in patterns}
+    chars = sorted({lit[i] for cands in sets.values() for cand in cands for lit, ic in cand if not ic
+                    for i in range(len(lit) - MIN_TRIGGER + 1)})
+    bit = {c: 1 << i for i, c in enumerate(chars)}
+
+    everything = (1 << len(chars)) - 1
+
+    def starts(lit: str, ic: bool) -> int:
+        if ic:  # case-insensitive literals are searched with all case variants: any start will do
+            return everything
+        mask = 0
+        for i in range(len(lit) - MIN_TRIGGER + 1):
+            mask |= bit[lit[i]]
+        return mask
+
+    masks = {p: [tuple(starts(lit, ic) for lit, ic in cand) for cand in cands] for p, cands in sets.items()}
+
+    def covered(p: str, allowed: int) -> bool:
+        return any(all(m & allowed for m in cand) for cand in masks[p])
+
+    allowed, todo = 0, [p for p in sets if sets[p]]
+    while todo:
+        # A candidate set becomes searchable with c when c can start each literal not yet
+        # searchable: c must be in the AND of those literals' start masks.
+        gain: dict[int, int] = {}
+        for p in todo:
+            could = 0
+            for cand in masks[p]:
+                need = -1
+                for m in cand:
+                    if not m & allowed:
+                        need &= m
+                could |= need & ~allowed
+            b = could
+            while b:
+                low = b & -b
+                gain[low] = gain.get(low, 0) + 1
+                b ^= low
+        if not gain:
+            break
+        pick = max(gain, key=lambda low: (gain[low] / _char_rate(chars[low.bit_length() - 1]), -low))
+        allowed |= pick
+        todo = [p for p in todo if not covered(p, allowed)]
+    for c in sorted(chars, key=_char_rate, reverse=True):  # drop characters no pattern needs
+        if allowed & bit[c] and all(covered(p, allowed & ~bit[c]) for p in sets if sets[p]):
+            allowed &= ~bit[c]
+
+    def trigger(lit: str, ic: bool) -> Optional[str]:
+        options = [lit[i:] for i in range(len(lit) - MIN_TRIGGER + 1) if ic or allowed & bit[lit[i]]]
+        return min(options, key=lambda t: (_trigger_cost(t, ic) - _SCAN_NS * _char_rate(t[0]), -len(t))) \
+            if options else None
+
+    picks: dict = {}
+    triggers: dict = {}
+    for p, cands in sets.items():
+        scored = []
+        for cand in cands:
+            trigs = [trigger(lit, ic) for lit, ic in cand]
+            if all(trigs):
+                scored.append((sum(_trigger_cost(t, ic) for t, (_, ic) in zip(trigs, cand)), len(cand), cand, trigs))
+        if not scored:  # no long-enough literal: the standalone choice (short triggers)
+            best = _required_literals(p)
+            if best:
+                picks[p] = list(best)
+                triggers.update({(lit, ic): _trigger_of(lit, ic) for lit, ic in best})
+            continue
+        _, _, cand, trigs = min(scored, key=lambda t: t[:2])
+        picks[p] = list(cand)
+        triggers.update({key: t for key, t in zip(cand, trigs)})
+    return picks, triggers
+
+
+@functools.lru_cache(maxsize=None)
+def _required_literals(pattern: str) -> Optional[tuple[tuple[str, bool], ...]]:
+    parsed = _sre_parse.parse(pattern)
+    found = _required(parsed, bool(parsed.state.flags & _IGNORECASE))
+    return tuple(found) if found else None
+
+
+def required_literals(pattern: str) -> Optional[list[tuple[str, bool]]]:
+    """Literal alternatives (text, ignorecase) one of which every match of ``pattern`` contains."""
+    found = _required_literals(pattern)
+    return list(found) if found else None
+
+
+_BMP = None
+
+
+def _case_variants(c: str) -> list[str]:
+    """Characters that ``(?i)c`` matches (sre folds a few non-ASCII ones too, e.g. U+212A for k)."""
+    global _BMP
+    if _BMP is None:
+        _BMP = "".join(chr(i) for i in range(0x10000) if not 0xD800 <= i < 0xE000)
+    return sorted(set(re.findall("(?i)" + re.escape(c), _BMP)) | {c})
+
+
+def _trigger_units(literals: Iterable[tuple[str, bool]], as_bytes: bool, chosen: Optional[dict] = None) -> dict:
+    """{first character or byte: set of regex sources for the rest} of every literal's trigger."""
+    by_first: dict = {}
+    for lit, icase in literals:
+        trig = (chosen or {}).get((lit, icase)) or _trigger_of(lit, icase)
+        if as_bytes:
+            chars = [[v.encode("utf-8") for v in (_case_variants(c) if icase else [c])] for c in trig]
+            rest = b"".join(re.escape(ch[0]) if len(ch) == 1 else b"(?:" + b"|".join(map(re.escape, ch)) + b")"
+                            for ch in chars[1:])
+            for first in chars[0]:
+                by_first.setdefault(first[:1], set()).add(re.escape(first[1:]) + rest)
+        else:
+            rest = re.escape(trig[1:])
+            if icase and rest:
+                rest = f"(?i:{rest})"
+            for first in (_case_variants(trig[0]) if icase else [trig[0]]):
+                by_first.setdefault(first, set()).add(rest)
+    return by_first
+
+
+def _trigger_regex(literals: Iterable[tuple[str, bool]], as_bytes: bool = False,
+                   chosen: Optional[dict] = None) -> re.Pattern:
+    """One regex finding any of the literals' triggers, as str or bytes. Every top-level alternative
+    starts with a plain character, so sre skips positions that start none of them at C speed. At a
+    position, longer triggers are tried first: the match is the longest trigger starting there."""
+    empty = b"" if as_bytes else ""
+    alts = []
+    for first, rests in sorted(_trigger_units(literals, as_bytes, chosen).items()):
+        rests = sorted(rests, key=lambda r: (-len(r), r))
+        tail = rests[0] if len(rests) == 1 else (b"(?:" if as_bytes else "(?:") + empty.join(
+            [rests[0]] + [(b"|" if as_bytes else "|") + r for r in rests[1:]]) + (b")" if as_bytes else ")")
+        alts.append(re.escape(first) + tail)
+    return re.compile((b"|" if as_bytes else "|").join(alts))
+
+
+# --- matching -----------------------------------------------------------------------------------
+
+
 class Matcher:
-    """All entries' patterns, with one combined regex as a cheap pre-filter per line."""
+    """All entries' patterns, found through their required literals.
+
+    A *unit* is one entry's ``patterns`` (kind "main") or its ``near`` patterns (kind "near").
+    ``block_trigger`` (bytes) locates candidate lines in a whole block; ``match_units`` checks one
+    line: it collects the triggers present in it (overlapping ones included) and searches only the
+    units they belong to, which gives exactly the units any of whose patterns matches the line.
+    A pattern without a required literal (``loose``) is searched on every line, and sends ``scan``
+    down the per-line path: the built-in knowledge base has none (tests/test_explain_engine.py)."""
 
     def __init__(self, table: Optional[Iterable[Entry]] = None) -> None:
         self.entries = tuple(e for e in (table if table is not None else entries().values()) if e.patterns)
-        self._any = re.compile("|".join(f"(?:{p})" for e in self.entries for p in e.patterns)) if self.entries else None
+        self.units: list[tuple[Entry, str, tuple[re.Pattern, ...]]] = []
+        for e in self.entries:
+            self.units.append((e, "main", e.regexes))
+            if e.near:
+                self.units.append((e, "near", e.near_regexes))
+        literals: list[tuple[str, bool]] = []
+        by_trigger: dict[str, set[int]] = {}
+        icase: set[int] = set()  # units with a case-insensitive trigger: checked whenever any trigger is present
+        always: set[int] = set()  # units with a loose pattern: always checked
+        self.loose: tuple[str, ...] = ()
+        unit_patterns = [(i, p) for i, (e, kind, _) in enumerate(self.units)
+                         for p in (e.patterns if kind == "main" else e.near)]
+        picks, chosen = _choose_triggers(p for _, p in unit_patterns)
+        self._chosen = chosen
+        for i, p in unit_patterns:
+            lits = picks.get(p)
+            if not lits:
+                self.loose += (p,)
+                always.add(i)
+                continue
+            literals.extend(lits)
+            for lit, ic in lits:
+                if ic:
+                    icase.add(i)
+                else:
+                    by_trigger.setdefault(chosen[(lit, ic)], set()).add(i)
+        # A match of the trigger regex is the longest trigger starting at its position; the shorter
+        # triggers that are its prefixes occur there too.
+        self._by_trigger = {t: frozenset().union(*(ids for u, ids in by_trigger.items() if t.startswith(u)))
+                            for t in by_trigger}
+        self._icase = frozenset(icase)
+        self._always = frozenset(always)
+        self._trigger = _trigger_regex(literals, chosen=chosen) if literals else None
+        self.block_trigger = _trigger_regex(literals, as_bytes=True, chosen=chosen) if literals else None
+
+    def _suspects(self, text: str) -> frozenset:
+        """Indexes of the units whose triggers occur in ``text`` (a superset of those that match)."""
+        out = set(self._always)
+        if self._trigger is not None:
+            search, by_trigger, icase, pos = self._trigger.search, self._by_trigger, self._icase, 0
+            while True:
+                m = search(text, pos)
+                if m is None:
+                    break
+                out |= by_trigger.get(m.group(), icase)
+                out |= icase
+                pos = m.start() + 1
+        return frozenset(out)
+
+    def match_units(self, text: str) -> list[tuple[Entry, str, dict]]:
+        """(entry, kind, named groups of the first matching pattern) for every unit matching ``text``."""
+        suspects = self._suspects(text)
+        out = []
+        for i in sorted(suspects):
+            e, kind, regexes = self.units[i]
+            for r in regexes:
+                m = r.search(text)
+                if m is not None:
+                    out.append((e, kind, m.groupdict()))
+                    break
+        return out
 
     def match(self, text: str) -> list[Entry]:
-        if self._any is None or not self._any.search(text):
-            return []
-        return [e for e in self.entries if any(r.search(text) for r in e.regexes)]
+        """Entries any of whose patterns matches ``text``, in table order."""
+        return [e for e, kind, _ in self.match_units(text) if kind == "main"]
+
+
+_DEFAULT: list = [None, None]  # [entries table, its Matcher]
+
+
+def default_matcher() -> Matcher:
+    """The Matcher of the whole knowledge base, built once per loaded table."""
+    table = entries()
+    if _DEFAULT[0] is not table:
+        _DEFAULT[:] = [table, Matcher(table.values())]
+    return _DEFAULT[1]
+
+
+_SAFE_VALUE = re.compile(r"[A-Za-z0-9][A-Za-z0-9._+-]{0,63}")
+MAX_NEAR = 10_000  # lines remembered per entry for the near rule
+
+
+_DECORATION_END = " :]|>)"
+
+
+def _joins(prev: str, line: str) -> list[str]:
+    """A message wrapped over two lines, put back together: the lines joined with one space; and,
+    when both lines start with the same decoration (a timestamp, a '[rank0]:' prefix, a logger
+    name, ending at a space, colon, bracket or bar), also without the second line's copy of it.
+    Every joined text is made of parts of the two lines, so a literal without whitespace in it
+    comes from one of them (what the block scanner relies on)."""
+    first = prev.rstrip()
+    out = [first + " " + line.strip()]
+    n = len(os.path.commonprefix([prev, line]))
+    while n and prev[n - 1] not in _DECORATION_END:
+        n -= 1
+    if n >= 3 and prev[:n].strip() and line[n:].strip():
+        out.append(first + " " + line[n:].strip())
+    return out
+
+
+class _Scan:
+    """State of one scan: the problems found and the exact per-line step of the contract."""
+
+    def __init__(self, matcher: Matcher) -> None:
+        self.matcher = matcher
+        self.found: dict[str, Problem] = {}
+        self.near: dict[str, list[int]] = {}  # entry ID -> lines where one of its near patterns matched
+
+    def _add(self, e: Entry, hit: Hit, groups: dict, text: str) -> None:
+        problem = self.found.get(e.id)
+        if problem is None:
+            problem = self.found[e.id] = Problem(e)
+        problem.add(hit)
+        if e.near and len(problem.lines) < MAX_NEAR:
+            problem.lines.append(hit)
+        for key, value in groups.items():
+            # Values land in printed commands: only plain version-like tokens are taken.
+            if value and key not in problem.context and _SAFE_VALUE.fullmatch(value):
+                problem.context[key] = value
+        for key, value in explain_context(e.id, text).items():  # values derived from the line (wheels)
+            problem.context.setdefault(key, value)
+
+    def visit(self, n: int, line: str, prev: Optional[str], prev_ids: frozenset) -> frozenset:
+        """Match line ``n`` alone and joined with ``prev``; returns the IDs it matched."""
+        ids: set[str] = set()
+        for e, kind, groups in self.matcher.match_units(line):
+            if kind == "near":
+                lines = self.near.setdefault(e.id, [])
+                if len(lines) < MAX_NEAR:
+                    lines.append(n)
+                continue
+            ids.add(e.id)
+            self._add(e, Hit(n, _shorten(line)), groups, line)
+        if prev is not None and prev.strip() and line.strip():
+            for joined in _joins(prev, line):
+                for e, kind, groups in self.matcher.match_units(joined):
+                    if kind == "near" or e.id in ids or e.id in prev_ids:
+                        continue
+                    ids.add(e.id)
+                    self._add(e, Hit(n, _shorten(prev.strip() + " / " + line.strip()), first_line=n - 1), groups,
+                              joined)
+        return frozenset(ids)
+
+
+    def _near_ok(self, p: Problem) -> Optional[Problem]:
+        """The problem restricted to its hits that have a near line within ``near_lines``, or None."""
+        near = self.near.get(p.entry.id)
+        if not near:
+            return None
+        span = p.entry.near_lines
+        kept = Problem(p.entry, context=p.context)
+        for hit in p.lines:
+            lo, hi = (hit.first_line or hit.line) - span, hit.line + span
+            if any(lo <= x <= hi for x in near):
+                kept.add(hit)
+        return kept if kept.count else None
+
+    def result(self, lines: int) -> Result:
+        found = []
+        for p in self.found.values():
+            if p.entry.near:
+                p = self._near_ok(p)
+                if p is None:
+                    continue
+            found.append(p)
+        replaced = {ref for p in found for ref in p.entry.overrides}
+        found = [p for p in found if p.entry.id not in replaced]
+        key = lambda p: (p.entry.rank, p.first_line, p.entry.id)  # noqa: E731
+        problems = sorted((p for p in found if not p.entry.advisory), key=key)
+        notes = sorted((p for p in found if p.entry.advisory), key=key)
+        return Result(tuple(problems), lines, tuple(notes))
 
 
 def scan_lines(lines: Iterable[str], matcher: Optional[Matcher] = None) -> Result:
-    """Match cleaned lines; see the module docstring."""
-    matcher = matcher or Matcher()
-    found: dict[str, Problem] = {}
+    """The reference implementation: every cleaned line matched in turn (see the module docstring)."""
+    state = _Scan(matcher or default_matcher())
     prev: Optional[str] = None
-    prev_ids: set[str] = set()
+    prev_ids: frozenset = frozenset()
     n = 0
     for n, line in enumerate(lines, start=1):
-        ids: set[str] = set()
-        for e in matcher.match(line):
-            ids.add(e.id)
-            found.setdefault(e.id, Problem(e)).add(Hit(n, _shorten(line)))
-            found[e.id].context.update(explain_context(e.id, line))
-        if prev is not None and prev.strip() and line.strip():
-            joined = prev.rstrip() + " " + line.strip()
-            for e in matcher.match(joined):
-                if e.id in ids or e.id in prev_ids:
-                    continue
-                ids.add(e.id)
-                found.setdefault(e.id, Problem(e)).add(
-                    Hit(n, _shorten(prev.strip() + " / " + line.strip()), first_line=n - 1))
-        prev, prev_ids = line, ids
-    problems = sorted(found.values(), key=lambda p: (p.entry.rank, p.first_line, p.entry.id))
-    return Result(tuple(problems), n)
+        prev_ids = state.visit(n, line, prev, prev_ids)
+        prev = line
+    return state.result(n)
 
 
-def scan(stream: IO[bytes], matcher: Optional[Matcher] = None) -> Result:
+def fix_for(problem: Problem):
+    """The entry's fix for this log: placeholders filled from what the log said (named groups),
+    plus every ``log_commands`` command whose placeholders were all read from the log."""
+    e = problem.entry
+    fix = e.render(**problem.context)
+    extra = tuple(_fill_command(c, problem.context) for c in e.log_commands
+                  if set(_placeholders(c)) <= set(problem.context))
+    if not extra:
+        return fix
+    return type(fix)(summary=fix.summary, commands=extra + fix.commands, kb=fix.kb, links=fix.links)
+
+
+_PLACEHOLDER = re.compile(r"\{([A-Za-z_][A-Za-z0-9_]*)\}")
+
+
+def _placeholders(template: str) -> list[str]:
+    return _PLACEHOLDER.findall(template)
+
+
+def _fill_command(template: str, values: dict) -> str:
+    return _PLACEHOLDER.sub(lambda m: str(values.get(m.group(1), m.group(0))), template)
+
+
+# --- whole blocks -------------------------------------------------------------------------------
+
+_ANSI_B = re.compile(_ANSI.pattern.encode())
+_ANSI_B_BEFORE_CONT = re.compile(_ANSI.pattern.encode() + rb"[\x80-\xbf]")
+_JUNK_TABLE = bytes(0x20 if b in _JUNK_BYTES else b for b in range(256))
+
+
+def _clean_block(raw: bytes) -> bytes:
+    """``clean`` applied to every line of a block of whole lines at once, staying in bytes: decoding
+    a line of the result gives exactly ``clean`` of that line. Colours, control bytes and carriage
+    returns are all ASCII, and replacing or dropping them in bytes decodes like doing it in text,
+    except where dropping a colour code would join the halves of a broken UTF-8 character: a block
+    with a colour code before a continuation byte is cleaned as text instead."""
+    if b"\x1b" in raw:  # colour codes go before control bytes (ESC is one) become spaces
+        if not raw.isascii() and _ANSI_B_BEFORE_CONT.search(raw):
+            raw = _ANSI.sub("", raw.decode("utf-8", errors="replace")).encode("utf-8")
+        else:
+            raw = _ANSI_B.sub(b"", raw)
+    raw = raw.translate(_JUNK_TABLE)  # one pass, cheaper than looking for control bytes first
+    while b"\r\n" in raw:  # trailing carriage returns of every line, as str.rstrip("\r\n") drops them
+        raw = raw.replace(b"\r\n", b"\n")
+    if raw.endswith(b"\r"):  # the last line when it has no newline
+        raw = raw.rstrip(b"\r")
+    return raw
+
+
+def _blocks(stream: IO[bytes], size: int) -> Iterator[bytes]:
+    """The stream as blocks of whole lines, each ending in ``\\n`` (the last one may not), with every
+    line cut to MAX_LINE bytes as ``iter_lines`` cuts it."""
+    carry = b""
+    skipping = False  # inside an overlong line whose first MAX_LINE bytes were already given
+    while True:
+        data = stream.read(size)
+        if not data:
+            if carry:
+                yield carry
+            return
+        if skipping:
+            nl = data.find(b"\n")
+            if nl < 0:
+                continue
+            data, skipping = data[nl + 1:], False
+        if carry:
+            data = carry + data
+        last = data.rfind(b"\n")
+        body, carry = (data[: last + 1], data[last + 1:]) if last >= 0 else (b"", data)
+        if len(carry) > MAX_LINE:  # a line already too long: keep its head, skip the rest
+            body += carry[:MAX_LINE] + b"\n"
+            carry, skipping = b"", True
+        if body:
+            yield _cut_long_lines(body)
+
+
+def _cut_long_lines(body: bytes) -> bytes:
+    """Lines of a block (ending in ``\\n``) longer than MAX_LINE bytes, cut to MAX_LINE."""
+    if len(body) <= MAX_LINE + 1:
+        return body
+    pieces: list[bytes] = []
+    start = pos = 0
+    end = len(body)
+    while pos < end:  # each step moves past the last newline within MAX_LINE + 1 bytes
+        nl = body.rfind(b"\n", pos, pos + MAX_LINE + 1)
+        if nl >= 0:
+            pos = nl + 1
+            continue
+        nl = body.find(b"\n", pos)  # exists: the block ends in a newline
+        pieces += [body[start: pos + MAX_LINE], b"\n"]
+        start = pos = nl + 1
+    if not pieces:
+        return body
+    pieces.append(body[start:])
+    return b"".join(pieces)
+
+
+def _candidate_starts(body: bytes, finder: re.Pattern) -> list[int]:
+    """Start offsets of the lines of ``body`` in which ``finder`` matches, in order."""
+    starts: list[int] = []
+    search, pos = finder.search, 0
+    while True:
+        m = search(body, pos)
+        if m is None:
+            return starts
+        at = m.start()
+        starts.append(body.rfind(b"\n", 0, at) + 1)
+        end = body.find(b"\n", at)
+        if end < 0:
+            return starts
+        pos = end + 1
+
+
+def _decode(raw: bytes) -> str:
+    return raw.decode("utf-8", errors="replace")
+
+
+def scan_blocks(blocks: Iterable[bytes], matcher: Optional[Matcher] = None) -> Result:
+    """Known problems in blocks of whole lines (see ``_blocks``); the same result as ``scan_lines``
+    gives for those lines. Only candidate lines and the line after each are decoded and visited."""
+    matcher = matcher or default_matcher()
+    state = _Scan(matcher)
+    finder = matcher.block_trigger
+    base = 0  # lines in the blocks before this one
+    last_line: Optional[str] = None  # the previous block's last line, cleaned
+    last_ids: frozenset = frozenset()  # its IDs (empty unless it was visited)
+    carry_next = False  # the previous block's last line was a candidate: visit this block's first
+    for raw in blocks:
+        data = _clean_block(raw)
+        body = data[:-1] if data.endswith(b"\n") else data
+        starts = _candidate_starts(body, finder) if finder is not None else []
+        todo: list[int] = [0] if carry_next else []  # line starts to visit, in order, no duplicates
+        for s in starts:
+            if not todo or todo[-1] < s:
+                todo.append(s)
+            nxt = body.find(b"\n", s)
+            if nxt >= 0:
+                todo.append(nxt + 1)
+        visited_start, visited_ids = -1, frozenset()
+        line_no, counted = base + 1, 0  # the number of the line starting at offset `counted`
+        for s in todo:
+            line_no += body.count(b"\n", counted, s)
+            counted = s
+            e = body.find(b"\n", s)
+            line = _decode(body[s:] if e < 0 else body[s:e])
+            if s == 0:
+                prev, prev_ids = last_line, last_ids
+            else:
+                ps = body.rfind(b"\n", 0, s - 1) + 1
+                prev = _decode(body[ps: s - 1])
+                prev_ids = visited_ids if ps == visited_start else frozenset()
+            visited_ids = state.visit(line_no, line, prev, prev_ids)
+            visited_start = s
+        last_start = body.rfind(b"\n") + 1
+        last_line = _decode(body[last_start:])
+        last_ids = visited_ids if visited_start == last_start else frozenset()
+        carry_next = bool(starts) and starts[-1] == last_start
+        base = line_no + body.count(b"\n", counted)  # the number of the block's last line
+    return state.result(base)
+
+
+def scan(stream: IO[bytes], matcher: Optional[Matcher] = None, block: int = BLOCK) -> Result:
     """Known problems in a binary stream (a file opened 'rb', or sys.stdin.buffer)."""
-    return scan_lines(iter_lines(stream), matcher)
+    matcher = matcher or default_matcher()
+    if matcher.loose:  # a pattern without a required literal: every line must be searched anyway
+        return scan_lines(iter_lines(stream), matcher)
+    return scan_blocks(_blocks(stream, block), matcher)
 
 
 def scan_text(text: str, matcher: Optional[Matcher] = None) -> Result:

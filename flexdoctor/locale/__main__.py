@@ -6,6 +6,7 @@ English no longer has are listed but do not fail. See docs/TRANSLATING.md.
 
 from __future__ import annotations
 
+import os
 import sys
 
 from ..text import available
@@ -31,5 +32,42 @@ def main(argv: list[str]) -> int:
     return 1 if failed else 0
 
 
+class _Quiet:
+    """stdout that stops writing, without a traceback, once its reader went away
+    (``python -m flexdoctor.locale ja | head``); the audit still ends with its own exit code."""
+
+    def __init__(self, stream):
+        self._stream, self.gone = stream, False
+
+    def write(self, text: str) -> int:
+        if not self.gone:
+            try:
+                return self._stream.write(text)
+            except BrokenPipeError:
+                self._gone()
+        return len(text)
+
+    def flush(self) -> None:
+        if not self.gone:
+            try:
+                self._stream.flush()
+            except BrokenPipeError:
+                self._gone()
+
+    def _gone(self) -> None:
+        self.gone = True
+        # The interpreter flushes the real stdout once more at exit: let that reach /dev/null.
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, self._stream.fileno())
+        os.close(devnull)
+
+
+def _run(argv: list[str]) -> int:
+    out = sys.stdout = _Quiet(sys.stdout)
+    code = main(argv)
+    out.flush()
+    return code
+
+
 if __name__ == "__main__":
-    sys.exit(main(sys.argv[1:]))
+    sys.exit(_run(sys.argv[1:]))

@@ -24,17 +24,19 @@ DEFAULT_TIMEOUTS = {
     "torch_runtime": 90.0,
     "toolchain": 20.0,
     "cache": 10.0,
-    # check --config / DIFFUSERS_ATTN_*: `import diffusers` (imports torch) in the target interpreter.
+    # check --project / DIFFUSERS_ATTN_*: `import diffusers` (imports torch) in the target interpreter.
     "project": 90.0,
     # check --deep compiles flex per dtype (10-30 s each cold) and runs every attention kernel.
     "deep": 300.0,
+    # check --deep on a node with 2+ GPUs: one process per GPU imports torch, then an all-reduce.
+    "multi_gpu": 120.0,
 }
 
 
 class _Job:
     def __init__(self, name: str, fn: Callable[[], Any], timeout: float):
         self.name, self.fn, self.timeout = name, fn, timeout
-        self.value: Any = ProbeError(f"{name} probe did not finish in {timeout:g} s", kind="timeout")
+        self.value: Any = ProbeError.because("probe_timeout", kind="timeout", probe=name, seconds=f"{timeout:g}")
         self.seconds: Optional[float] = None
         self.thread = threading.Thread(target=self._run, name=f"flexdoctor-{name}", daemon=True)
 
@@ -53,11 +55,14 @@ def gather(
     timeouts: Optional[dict] = None,
     on_done: Optional[Callable[[str], None]] = None,
     deep: Optional[Callable[[float], Any]] = None,
-    config: Optional[str] = None,
+    config: Any = None,
+    multi_gpu: Optional[Callable[[float], Any]] = None,
 ) -> Facts:
     """Collect all facts. ``runtime=False`` skips the ``import torch`` tier (``--static``);
     ``deep(timeout)`` also runs the real kernels (``check --deep`` passes flexdoctor.deep's
-    probe: deep/ stands beside probes/, which never import it)."""
+    probe: deep/ stands beside probes/, which never import it); ``multi_gpu(timeout)`` the GPUs
+    of the node together (deep.multigpu), before the deep probe."""
+    # long: the one place that wires every probe with its time limit and ordering; each line is one probe.
     from . import cache, gpu, host, interp, toolchain, torch_runtime
 
     limits = {**DEFAULT_TIMEOUTS, **(timeouts or {})}
@@ -70,13 +75,35 @@ def gather(
     }
     if runtime:
         specs["torch_runtime"] = lambda: torch_runtime.probe(python, timeout=limits["torch_runtime"])
+    job_limits = dict(limits)
+    if multi_gpu is not None:
+        # The node's GPUs together run first and alone: the deep probe's kernels on GPU 0 would
+        # share the GPUs with the all-reduce and lower the bandwidth it measures. On a node with
+        # fewer than two GPUs the multi-GPU probe returns at once.
+        multi_done = threading.Event()
+
+        def run_multi():
+            try:
+                return multi_gpu(limits["multi_gpu"])
+            finally:
+                multi_done.set()
+
+        specs["multi_gpu"] = run_multi
     if deep is not None:
-        specs["deep"] = lambda: deep(limits["deep"])
-    from . import diffusers as project_probe  # ``config``: a SimpleTuner config (check --config)
+        if multi_gpu is not None:
+            def run_deep():
+                multi_done.wait(limits["multi_gpu"] + 5.0)
+                return deep(limits["deep"])
+
+            specs["deep"] = run_deep
+            job_limits["deep"] = limits["deep"] + limits["multi_gpu"] + 5.0
+        else:
+            specs["deep"] = lambda: deep(limits["deep"])
+    from . import diffusers as project_probe  # ``config``: a parsed SimpleTuner config (check --project)
 
     specs["project"] = lambda: project_probe.probe(python, config=config, runtime=runtime,
                                                    timeout=limits["project"])
-    jobs = [_Job(name, fn, limits[name]) for name, fn in specs.items()]
+    jobs = [_Job(name, fn, job_limits[name]) for name, fn in specs.items()]
     started = time.perf_counter()
     for job in jobs:
         job.thread.start()
@@ -88,9 +115,7 @@ def gather(
             on_done(job.name)
     values = {job.name: job.value for job in jobs}
     py, torch = values["interp"] if isinstance(values["interp"], tuple) else (values["interp"],) * 2
-    runtime_value = values.get("torch_runtime") or ProbeError(
-        "not gathered: the torch runtime tier was skipped (--static)", kind="skipped"
-    )
+    runtime_value = values.get("torch_runtime") or ProbeError.because("runtime_skipped", kind="skipped")
     return Facts(
         host=values["host"],
         gpu=values["gpu"],
@@ -100,6 +125,7 @@ def gather(
         toolchain=values["toolchain"],
         cache=values["cache"],
         deep=values.get("deep"),
+        multi_gpu=values.get("multi_gpu"),
         project=values.get("project"),
         timings={job.name: job.seconds for job in jobs},
         collected_at=_dt.datetime.now(_dt.timezone.utc).replace(microsecond=0).isoformat(),

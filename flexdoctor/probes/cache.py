@@ -79,23 +79,20 @@ def location(loc: locations.Location, deadline: float) -> CacheLocation:
 
 def _manifest(root: str):
     try:
-        data = mf.read(root)
+        m = mf.load(root)
     except ValueError as exc:
         return ProbeError(str(exc), kind="garbage", stage="manifest")
-    if data is None:
+    if m is None:
         return None
     groups = []
-    for group in (data.get("entry_groups") or {}).values():
-        if not isinstance(group, dict):
-            continue
-        present = [e for e in group.get("entries", []) if isinstance(e, str) and ".." not in e.split("/")]
-        present = [e for e in present if os.path.lexists(os.path.join(root, e))]
-        groups.append({"fingerprint": group.get("fingerprint") or {},
+    for group in m.entry_groups.values():
+        present = [e for e in group.entries if os.path.lexists(os.path.join(root, e))]
+        groups.append({"fingerprint": group.fingerprint.to_dict(),
                        "bytes": sum(mf.size_of(os.path.join(root, e)) for e in present),
                        "count": len(present)})
-    configs = [c.get("name") for c in data.get("configs", []) if isinstance(c, dict) and c.get("name")]
-    return CacheManifest(path=locations.manifest_path(root), written_at=data.get("written_at"),
-                         fingerprint=dict(data.get("fingerprint") or {}), configs=configs, entry_groups=groups)
+    return CacheManifest(path=locations.manifest_path(root), written_at=m.written_at,
+                         fingerprint=m.fingerprint.to_dict(), configs=[c.name for c in m.configs],
+                         entry_groups=groups)
 
 
 def probe(env: Optional[dict] = None) -> CacheFacts:

@@ -1,4 +1,4 @@
-"""The project tier: a SimpleTuner config (``check --config``) and diffusers' attention dispatcher
+"""The project tier: a SimpleTuner config (``check --project``) and diffusers' attention dispatcher
 as the target interpreter imports it (subprocess, time-boxed, stdlib-only script).
 
 Nothing here imports diffusers, torch or SimpleTuner into flexdoctor. A broken ``import diffusers``
@@ -8,7 +8,7 @@ Nothing here imports diffusers, torch or SimpleTuner into flexdoctor. A broken `
 from __future__ import annotations
 
 import os
-from typing import Optional
+from typing import Optional, Union
 
 from ..facts import ProbeError, ProjectFacts, from_jsonable
 from ..project import ConfigError, DiffusersFacts, ProjectConfig, load_config
@@ -32,11 +32,12 @@ def configured_backend(cfg: Optional[ProjectConfig]) -> Optional[str]:
     return tables.DISPATCHER_BACKENDS.get(effective_mechanism(cfg))
 
 
-def probe(python: str, config: Optional[str] = None, runtime: bool = True,
+def probe(python: str, config: Union[ProjectConfig, str, None] = None, runtime: bool = True,
           timeout: float = 90.0) -> Optional[ProjectFacts]:
-    """None when there is nothing to look at (no --config, no DIFFUSERS_ATTN_* variable)."""
-    cfg = None
-    if config is not None:
+    """None when there is nothing to look at (no --project, no DIFFUSERS_ATTN_* variable).
+    ``config``: the config the CLI already parsed, or a path to parse here."""
+    cfg = config if isinstance(config, ProjectConfig) else None
+    if isinstance(config, str):
         try:
             cfg = load_config(config)
         except ConfigError as exc:
@@ -47,8 +48,7 @@ def probe(python: str, config: Optional[str] = None, runtime: bool = True,
     if cfg is None and not env:
         return None
     if not runtime:
-        return ProjectFacts(config=cfg, diffusers=ProbeError(
-            "not gathered: the runtime tier was skipped (--static)", kind="skipped"))
+        return ProjectFacts(config=cfg, diffusers=ProbeError.because("runtime_skipped", kind="skipped"))
     backend = configured_backend(cfg)
     if backend is None and (cfg is None or effective_mechanism(cfg) == tables.DEFAULT_MECHANISM):
         backend = env.get("DIFFUSERS_ATTN_BACKEND") or None  # the default backend diffusers will use
@@ -61,7 +61,7 @@ def run_script(python: str, backend: Optional[str], env_vars: dict, timeout: flo
     # Belt and braces: the script enables nothing, but nothing it imports may reach the Hub.
     env.update({"HF_HUB_OFFLINE": "1", "HF_HUB_DISABLE_TELEMETRY": "1", "DIFFUSERS_VERBOSITY": "error"})
     done = worker_run.run([python, str(SCRIPT), backend or ""], timeout=timeout, env=env)
-    data = read_result(done, "the diffusers probe")
+    data = read_result(done, f"{python} {SCRIPT.name}")
     if isinstance(data, ProbeError):
         return data
     return from_jsonable(DiffusersFacts, data)

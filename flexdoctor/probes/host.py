@@ -54,6 +54,15 @@ SCHEDULER_ENV = (
     "LOCAL_RANK",
     "WORLD_SIZE",
     "NODE_RANK",
+    # torchrun: the node's index in the job and the run it belongs to.
+    "GROUP_RANK",
+    "LOCAL_WORLD_SIZE",
+    "TORCHELASTIC_RUN_ID",
+    # Kubernetes Indexed Job: the pod's index.
+    "JOB_COMPLETION_INDEX",
+    # The node's name where the hostname is not it (a Kubernetes pod: set from spec.nodeName
+    # through the downward API, contrib/k8s); `fleet merge` names nodes by it.
+    "FLEXDOCTOR_NODE_NAME",
 )
 
 

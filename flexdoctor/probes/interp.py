@@ -27,11 +27,8 @@ def probe(python: str, timeout: float = 15.0) -> tuple[PythonFacts | ProbeError,
         return err, err
     data = worker_run.read(done.stdout).result()
     if data is None:
-        bad = ProbeError(
-            "the interpreter printed something that is not the probe's JSON",
-            kind="garbage",
-            detail=tail(done.stdout + done.stderr),
-        )
+        bad = ProbeError.because("not_probe_json", kind="garbage", detail=tail(done.stdout + done.stderr),
+                                 program=f"{python} {SCRIPT.name}")
         return bad, bad
     return _parse(data)
 
@@ -49,8 +46,8 @@ def version(python: str, timeout: float = 30.0) -> tuple | ProbeError:
     try:
         return tuple(int(part) for part in done.stdout.strip().split("."))
     except ValueError:
-        return ProbeError(f"{python} -c 'import sys' printed {tail(done.stdout, 1)!r}, not a version",
-                          kind="garbage", detail=tail(done.stdout + done.stderr) or None)
+        return ProbeError.because("not_a_version", kind="garbage", detail=tail(done.stdout + done.stderr) or None,
+                                  python=python, output=repr(tail(done.stdout, 1)))
 
 
 def _parse(data: dict):
@@ -91,32 +88,34 @@ def _venv_prefix(executable: str) -> str | None:
     return None
 
 
-def failure(done: worker_run.Completed, what: str, stage: str | None = None) -> ProbeError | None:
-    """A ProbeError for a subprocess that did not exit 0, or None."""
+def failure(done: worker_run.Completed, program: str, stage: str | None = None) -> ProbeError | None:
+    """A ProbeError for a subprocess that did not exit 0, or None. ``program``: what ran, as a
+    command line (``/usr/bin/python3 _torch_probe.py``): data, not words."""
     if done.start_error:
-        return ProbeError(f"could not start: {done.start_error}", kind="error", stage=stage)
+        return ProbeError.because("start_failed", kind="error", stage=stage, program=program, error=done.start_error)
     if done.timed_out:
-        return ProbeError(f"{what} did not finish in time", kind="timeout", stage=stage,
-                          detail=tail(done.stderr) or None)
+        return ProbeError.because("timeout", kind="timeout", stage=stage, detail=tail(done.stderr) or None,
+                                  program=program)
     if done.signal_name:
-        return ProbeError(f"{what} crashed ({done.signal_name})", kind="crash", stage=stage,
-                          detail=tail(done.stderr) or None)
+        return ProbeError.because("crashed", kind="crash", stage=stage, detail=tail(done.stderr) or None,
+                                  program=program, signal=done.signal_name)
     if done.returncode != 0:
-        return ProbeError(f"{what} exited with status {done.returncode}", kind="error", stage=stage,
-                          detail=tail(done.stderr) or None)
+        return ProbeError.because("exit_status", kind="error", stage=stage, detail=tail(done.stderr) or None,
+                                  program=program, status=done.returncode)
     return None
 
 
-def read_result(done: worker_run.Completed, what: str):
+def read_result(done: worker_run.Completed, program: str):
     """The JSON result of a probe script speaking the stage/result line protocol
     (see _torch_probe.py), or a ProbeError naming the last stage it reached."""
     wire = worker_run.read(done.stdout)
     stage = wire.stage
     if wire.result_text is None:
-        return failure(done, what, stage=stage) or ProbeError(
-            f"{what} printed no result", kind="garbage", stage=stage,
-            detail=tail(done.stdout + done.stderr) or None)
+        return failure(done, program, stage=stage) or ProbeError.because(
+            "no_result", kind="garbage", stage=stage, detail=tail(done.stdout + done.stderr) or None,
+            program=program)
     data = wire.result()
     if data is None:
-        return ProbeError(f"{what} printed garbage", kind="garbage", stage=stage, detail=tail(wire.result_text))
+        return ProbeError.because("garbage", kind="garbage", stage=stage, detail=tail(wire.result_text),
+                                  program=program)
     return data

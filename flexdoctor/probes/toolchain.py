@@ -7,6 +7,7 @@ what the user's run will meet.
 
 from __future__ import annotations
 
+import dataclasses
 import glob
 import json
 import os
@@ -29,8 +30,10 @@ def nvcc(timeout: float = 10.0, path: str | None = None) -> Nvcc | ProbeError | 
     done = worker_run.run([path, "--version"], timeout=timeout)
     text = (done.stdout + done.stderr).strip()
     if done.start_error or done.timed_out or done.returncode != 0:
-        why = done.start_error or ("timed out" if done.timed_out else f"exit status {done.returncode}")
-        return ProbeError(f"{path} --version failed: {why}", detail=worker_run.tail(text) or None)
+        from .interp import failure
+
+        err = failure(done, f"{path} --version")
+        return dataclasses.replace(err, detail=worker_run.tail(text) or None) if err else None
     m = _RELEASE.search(text)
     return Nvcc(path=path, version=f"{m.group(1)}.{m.group(2)}" if m else None,
                 output=worker_run.tail(text, 6) or None)

@@ -35,7 +35,7 @@ def probe(python: str, timeout: float = 60.0) -> TorchRuntimeFacts | ProbeError:
         done = worker_run.wait(child, max(timeout - (time.monotonic() - started), 0.1))
     else:
         done = worker_run.run([python, str(SCRIPT)], timeout=timeout)
-    data = read_result(done, "the torch probe")
+    data = read_result(done, f"{python} {SCRIPT.name}")
     if isinstance(data, ProbeError):
         return data
     if "import_error" in data:

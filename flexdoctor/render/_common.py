@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import unicodedata
+
 from ..checks.base import AREAS
 from ..model import Report, Result, Status
 from ..text import t
@@ -21,3 +23,95 @@ def summary_line(report: Report) -> str:
     c = report.counts()
     return t("report.summary", passed=c["pass"], warned=c["warn"], failed=c["fail"],
              skipped=c["skip"], errors=c["error"])
+
+
+# Japanese line breaking (kinsoku): no line starts with closing punctuation or a small kana, and
+# none ends with an opening bracket.
+_NO_LINE_START = frozenset("、。，．・：；？！）」』】〉》〕］｝ーぁぃぅぇぉっゃゅょゎァィゥェォッャュョヮヵヶ々〜"
+                           ",.:;!?)]}%")
+_NO_LINE_END = frozenset("（「『【〈《〔［｛([{")
+
+
+def _wide(ch: str) -> bool:
+    return unicodedata.east_asian_width(ch) in ("W", "F")
+
+
+def _pieces(text: str) -> list[str]:
+    """``text`` cut where a line may break: after spaces, and between two characters of which one
+    is wide (CJK text has no spaces between words)."""
+    out: list[str] = []
+    cur = ""
+    for ch in text:
+        if cur:
+            prev = cur[-1]
+            if prev.isspace() and not ch.isspace():
+                out.append(cur)
+                cur = ""
+            elif (not ch.isspace() and not prev.isspace() and (_wide(prev) or _wide(ch))
+                  and ch not in _NO_LINE_START and prev not in _NO_LINE_END):
+                out.append(cur)
+                cur = ""
+        cur += ch
+    if cur:
+        out.append(cur)
+    return out
+
+
+def terminal_widths() -> None:
+    """rich measures text as terminals draw it (Devanagari vowel signs: see render/cells.py). The
+    CLI installs it at start-up; views call it too, so a report rendered without the CLI (tests,
+    the library) wraps and aligns the same."""
+    from . import cells
+
+    cells.install()
+
+
+def _breaks(line: str, room: int) -> list[int]:
+    """Offsets in ``line`` (no newline) where a new line starts, so each fits ``room`` cells."""
+    from rich.cells import cell_len, chop_cells
+
+    terminal_widths()
+
+    breaks: list[int] = []
+    start = pos = 0  # the current line starts at ``start``; ``pos``: where the next piece starts
+    for piece in _pieces(line):
+        if cell_len(line[start:pos + len(piece)].rstrip()) > room and line[start:pos].strip():
+            breaks.append(pos)
+            start = pos
+        while cell_len(line[start:pos + len(piece)].rstrip()) > room:  # longer than a line (a URL)
+            head = chop_cells(line[start:pos + len(piece)], room)[0]
+            start += len(head)
+            breaks.append(start)
+        pos += len(piece)
+    return breaks
+
+
+def wrap(text: str, width: int, indent: str = "") -> str:
+    """``text`` filled to ``width`` terminal cells (what ``textwrap.fill`` does by characters), each
+    line starting with ``indent``. Cells, not characters: a CJK character takes two cells, a
+    Devanagari vowel sign none, so Japanese and Hindi lines fit the terminal like English ones;
+    CJK text, which has no spaces, breaks between characters (not before 。、 or a closing bracket)."""
+    from rich.cells import cell_len
+
+    terminal_widths()
+    room = max(width - cell_len(indent), 10)
+    lines: list[str] = []
+    for paragraph in text.split("\n"):
+        paragraph = paragraph.strip()
+        cuts = [0, *_breaks(paragraph, room), len(paragraph)]
+        lines += [paragraph[a:b].strip() for a, b in zip(cuts, cuts[1:])] or [""]
+    return "\n".join(indent + ln if ln else ln for ln in lines)
+
+
+def wrap_rich(text, width: int):
+    """A rich ``Text`` wrapped like :func:`wrap` (styles kept): rich itself breaks only at spaces,
+    so a Japanese sentence would jump whole to the next line and leave the one above half empty."""
+    from rich.text import Text
+
+    out = []
+    for line in text.split("\n", allow_blank=True):
+        pieces = line.divide(_breaks(line.plain, max(width, 10)))
+        for piece in pieces:
+            piece.rstrip()
+            out.append(piece)
+    return Text("\n").join(out)

@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 import json
-import textwrap
 
 from .. import __version__
-from ..knowledge.explain import Hit, Problem, Result
+from ..knowledge.explain import Hit, Problem, Result, fix_for
 from ..text import t
+from ._common import wrap as _wrap
 
 EXPLAIN_SCHEMA_VERSION = 1
 
@@ -20,8 +20,8 @@ def _where(hit: Hit) -> str:
 
 def _problem_text(index: int, p: Problem, width: int) -> list[str]:
     e = p.entry
-    fix = e.render(**p.context)
-    wrap = lambda s: textwrap.fill(s, width, initial_indent="    ", subsequent_indent="    ")  # noqa: E731
+    fix = fix_for(p)
+    wrap = lambda s: _wrap(s, width, "    ")  # noqa: E731  (terminal cells: CJK and Devanagari fit)
     out = [f"[{index}] {e.id} {e.symbol}: {e.title}"]
     for h in p.hits:
         out.append(f"    {_where(h)}: {h.text}")
@@ -30,27 +30,38 @@ def _problem_text(index: int, p: Problem, width: int) -> list[str]:
     out += ["", f"  {t('explain.cause')}:", wrap(e.cause), "", f"  {t('explain.fix')}:", wrap(fix.summary)]
     out += [f"    $ {c}" for c in fix.commands]
     if e.applies:
-        out += ["", f"  {t('explain.applies')}: {e.applies}"]
+        out += ["", _wrap(f"{t('explain.applies')}: {e.applies}", width, "  ")]
     out += ["", "  " + t("explain.see", id=e.id)] + [f"  {link}" for link in e.links]
+    return out
+
+
+def _notes_text(result: Result, width: int, start: int) -> list[str]:
+    if not result.notes:
+        return []
+    out = ["", t("explain.notes_head", count=len(result.notes))]
+    for i, p in enumerate(result.notes, start=start):
+        out += [""] + _problem_text(i, p, width)
     return out
 
 
 def render_text(result: Result, source: str, width: int = 100) -> str:
     width = max(40, min(width, 120)) - 4
     if not result.found:
-        return "\n".join([t("explain.none", source=source, lines=result.lines), t("explain.none_hint")]) + "\n"
+        out = [t("explain.none", source=source, lines=result.lines), t("explain.none_hint")]
+        return "\n".join(out + _notes_text(result, width, 1)) + "\n"
     n = len(result.problems)
     head = (t("explain.found_one", source=source, lines=result.lines) if n == 1
             else t("explain.found_many", count=n, source=source, lines=result.lines))
     out = [head]
     for i, p in enumerate(result.problems, start=1):
         out += [""] + _problem_text(i, p, width)
+    out += _notes_text(result, width, n + 1)
     return "\n".join(out) + "\n"
 
 
 def _problem_dict(p: Problem) -> dict:
     e = p.entry
-    fix = e.render(**p.context)
+    fix = fix_for(p)
     return {
         "id": e.id,
         "symbol": e.symbol,
@@ -73,6 +84,8 @@ def render_json(result: Result, source: str) -> str:
         "found": result.found,
         "problems": [_problem_dict(p) for p in result.problems],
     }
+    if result.notes:  # harmless notices (deprecations and the like): never counted as problems
+        doc["notes"] = [_problem_dict(p) for p in result.notes]
     return json.dumps(doc, indent=2, sort_keys=True, ensure_ascii=False) + "\n"
 
 

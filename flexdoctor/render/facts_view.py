@@ -6,7 +6,8 @@ import json
 import os
 from typing import Any
 
-from ..facts import Facts
+from ..facts import Facts, ProbeError
+from ..text import t
 
 
 def _home_to_tilde(value: Any, home: str) -> Any:
@@ -29,8 +30,12 @@ def _lines(value: Any, indent: int) -> list[str]:
     if isinstance(value, dict):
         if set(value) == {"probe_error"}:
             err = value["probe_error"]
-            where = f" during '{err['stage']}'" if err.get("stage") else ""
-            out.append(f"{pad}could not tell ({err.get('kind', 'error')}{where}): {err.get('message', '')}")
+            said = _probe_error_text(err)
+            kind = err.get("kind", "error")
+            if err.get("stage"):
+                out.append(pad + t("facts-view.unknown_during", kind=kind, stage=err["stage"], message=said))
+            else:
+                out.append(pad + t("facts-view.unknown", kind=kind, message=said))
             if err.get("detail"):
                 out += [f"{pad}  | {line}" for line in str(err["detail"]).splitlines()[-8:]]
             return out
@@ -56,15 +61,24 @@ def _lines(value: Any, indent: int) -> list[str]:
     return [f"{pad}{_scalar(value)}"]
 
 
+def _probe_error_text(err: dict) -> str:
+    from ..checks._util import probe_error_text
+
+    try:
+        return probe_error_text(ProbeError(**err))
+    except TypeError:  # a field this version does not know
+        return str(err.get("message", ""))
+
+
 def _scalar(v: Any) -> str:
     if v is None:
         return "—"
     if v is True:
-        return "yes"
+        return t("facts-view.yes")
     if v is False:
-        return "no"
+        return t("facts-view.no")
     if v == [] or v == {}:
-        return "none"
+        return t("facts-view.none")
     return str(v)
 
 
@@ -73,7 +87,7 @@ def render(facts: Facts, fmt: str = "text", redact: bool = True) -> str:
     if fmt == "json":
         return json.dumps(data, indent=2, sort_keys=True) + "\n"
     order = ["host", "gpu", "python", "torch", "torch_runtime", "toolchain", "timings"]
-    out = [f"flexdoctor {facts.flexdoctor_version} facts, collected {facts.collected_at}", ""]
+    out = [t("facts-view.header", version=facts.flexdoctor_version, collected=facts.collected_at), ""]
     for key in order + [k for k in data if k not in order]:
         if key in ("schema_version", "flexdoctor_version", "collected_at"):
             continue

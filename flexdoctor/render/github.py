@@ -9,10 +9,11 @@ import os
 from typing import Optional
 
 from ..model import Report, Status
+from ..text import t
 from . import markdown
 from ._common import summary_line
 
-LEVEL = {Status.FAIL: "error", Status.ERROR: "error", Status.WARN: "warning"}
+LEVEL = {Status.WARN: "warning"}  # what does not fail the run (Report.fails) but is worth a note
 
 
 def _data(text: str) -> str:
@@ -30,14 +31,12 @@ def annotation(level: str, title: str, message: str) -> str:
 def render(report: Report, step_summary: Optional[str] = None, **_: object) -> str:
     lines = []
     for r in report.results:
-        level = LEVEL.get(r.status)
-        if r.status == Status.WARN and report.strict:
-            level = "error"
+        level = "error" if report.fails(r) else LEVEL.get(r.status)
         if level is None:
             continue
         body = r.message
         if r.fix:
-            body += "\nFix: " + r.fix.summary + "".join("\n  $ " + c for c in r.fix.commands)
+            body += f"\n{t('report.fix')}: " + r.fix.summary + "".join("\n  $ " + c for c in r.fix.commands)
         lines.append(annotation(level, f"{r.id} {r.symbol}: {r.title}", body))
     lines.append(summary_line(report))
     path = step_summary if step_summary is not None else os.environ.get("GITHUB_STEP_SUMMARY")

@@ -9,6 +9,7 @@ from __future__ import annotations
 import xml.etree.ElementTree as ET
 
 from ..model import Report, Status
+from ..text import t
 
 
 def _text(r) -> str:
@@ -16,7 +17,7 @@ def _text(r) -> str:
     if r.details:
         out += "\n" + "\n".join(r.details)
     if r.fix:
-        out += "\nFix: " + r.fix.summary + "".join("\n  $ " + c for c in r.fix.commands)
+        out += f"\n{t('report.fix')}: " + r.fix.summary + "".join("\n  $ " + c for c in r.fix.commands)
     return out
 
 
@@ -26,18 +27,17 @@ def render(report: Report, **_: object) -> str:
     for r in report.results:
         counts["tests"] += 1
         case = ET.SubElement(suite, "testcase", classname=f"flexdoctor.{r.area}", name=f"{r.id} {r.symbol}: {r.title}")
-        failing = r.status == Status.FAIL or (r.status == Status.WARN and report.strict)
-        if failing:
-            counts["failures"] += 1
-            ET.SubElement(case, "failure", message=r.message, type=r.status.value).text = _text(r)
-        elif r.status == Status.ERROR:
+        if r.status == Status.ERROR:
             counts["errors"] += 1
             ET.SubElement(case, "error", message=r.message, type="error").text = _text(r)
+        elif report.fails(r):
+            counts["failures"] += 1
+            ET.SubElement(case, "failure", message=r.message, type=r.status.value).text = _text(r)
         elif r.status == Status.SKIP:
             counts["skipped"] += 1
             ET.SubElement(case, "skipped", message=r.message)
         elif r.status == Status.WARN:
-            ET.SubElement(case, "system-out").text = "WARNING: " + _text(r)
+            ET.SubElement(case, "system-out").text = t("markdown.junit_warning", text=_text(r))
         else:
             ET.SubElement(case, "system-out").text = r.message
     for k, v in counts.items():

@@ -14,7 +14,7 @@ def _cell(text: str) -> str:
 def render(report: Report, **_: object) -> str:
     lines = [f"## flexdoctor {report.flexdoctor_version}", "", summary_line(report), ""]
     for area, results in grouped(report):
-        lines += [f"### {t(f'area.{area}')}", "", "| | ID | Check | Result |", "|---|---|---|---|"]
+        lines += [f"### {t(f'area.{area}')}", "", f"| | ID | {t('markdown.check')} | {t('markdown.result')} |", "|---|---|---|---|"]
         for r in results:
             lines.append(f"| {ICONS[r.status]} | {r.id} | {_cell(r.title)} | {_cell(r.message)} |")
         lines.append("")

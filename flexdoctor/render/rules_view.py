@@ -2,44 +2,49 @@
 
 from __future__ import annotations
 
-import textwrap
 from typing import Optional
 
 from .. import checks, knowledge
+from ..text import t
+from ._common import wrap
+
+WIDTH = 96  # terminal cells, not characters: see _common.wrap
 
 
 def _listing() -> str:
     specs, _ = checks.all_checks()
-    out = ["Checks (flexdoctor check):"]
+    out = [t("rules.checks")]
     for s in specs:
         out.append(f"  {s.id}  {s.symbol:<24} {s.title}")
-    out += ["", "Knowledge base (fixes used by check, and by explain):"]
+    out += ["", t("rules.knowledge")]
     for e in sorted(knowledge.entries().values(), key=lambda e: e.id):
         out.append(f"  {e.id} {e.symbol:<30} {e.title}")
-    out += ["", "Print one in full: flexdoctor rules ID"]
+    out += ["", t("rules.one")]
     return "\n".join(out) + "\n"
 
 
 def _entry(e: knowledge.Entry) -> str:
-    wrap = lambda s: textwrap.fill(s, 96, initial_indent="  ", subsequent_indent="  ")  # noqa: E731
-    out = [f"{e.id} {e.symbol}: {e.title}", ""]
-    out += ["Cause:", wrap(e.cause), "", "Fix:", wrap(e.render().summary)]
     fix = e.render()
+    out = [f"{e.id} {e.symbol}: {e.title}", ""]
+    out += [t("rules.cause"), wrap(e.cause, WIDTH, "  "), "", t("rules.fix"), wrap(fix.summary, WIDTH, "  ")]
     if fix.commands:
         out += [""] + [f"  $ {c}" for c in fix.commands]
     if e.patterns:
-        out += ["", "Recognised error text (regular expressions):"] + [f"  {p}" for p in e.patterns]
+        out += ["", t("rules.patterns")] + [f"  {p}" for p in e.patterns]
     if e.applies:
-        out += ["", f"Applies to: {e.applies}"]
+        out += ["", wrap(t("rules.applies", applies=e.applies), WIDTH)]
     if e.links:
-        out += ["", "Sources:"] + [f"  {link}" for link in e.links]
+        out += ["", t("rules.sources")] + [f"  {link}" for link in e.links]
     return "\n".join(out) + "\n"
 
 
-PLUGIN_LOAD = """FD000 plugin-load: Third-party check plugins load
-(area: plugin)
+def _check_header(id_: str, symbol: str, title: str, area: str) -> str:
+    return f"{id_} {symbol}: {title}\n{t('rules.area', area=area)}\n\n"
 
-What it checks: every entry point in the `flexdoctor.checks` group imports and declares valid
+
+# FD000's documentation, as a check's docstring would be (docstrings are the rules' reference
+# text and stay English, like --help).
+PLUGIN_LOAD_DOC = """What it checks: every entry point in the `flexdoctor.checks` group imports and declares valid
 checks (FD### id not taken, kebab-case symbol, known area, docstring with the three headings).
 
 Why it matters: a broken plugin must not crash the doctor or hide the built-in checks; it is
@@ -53,9 +58,9 @@ def render(ref: Optional[str]) -> str:
     if not ref:
         return _listing()
     if ref.strip().lower() in ("fd000", "plugin-load"):
-        return PLUGIN_LOAD
+        return _check_header("FD000", "plugin-load", t("plugin-load.title"), "plugin") + PLUGIN_LOAD_DOC
     specs, _ = checks.all_checks()
     spec = checks.find(ref, specs)
     if spec is not None:
-        return f"{spec.id} {spec.symbol}: {spec.title}\n(area: {spec.area})\n\n{spec.doc}\n"
+        return _check_header(spec.id, spec.symbol, spec.title, spec.area) + f"{spec.doc}\n"
     return _entry(knowledge.get(ref))

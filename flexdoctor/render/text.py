@@ -7,7 +7,7 @@ from typing import Optional
 
 from ..model import Report, Result, Status
 from ..text import t
-from ._common import ICONS, grouped, summary_line
+from ._common import ICONS, grouped, summary_line, terminal_widths, wrap_rich
 
 STYLES = {
     Status.PASS: "green",
@@ -55,8 +55,10 @@ def render(report: Report, verbose: bool = False, width: Optional[int] = None, c
     from rich.table import Table
     from rich.text import Text
 
+    terminal_widths()
     buf = io.StringIO()
-    console = Console(file=buf, width=width or 100, force_terminal=color, no_color=not color,
+    width = width or 100
+    console = Console(file=buf, width=width, force_terminal=color, no_color=not color,
                       highlight=False, emoji=False)
     for area, results in grouped(report):
         # Skips are noise in a full report, but not when the user asked for these checks by name.
@@ -71,7 +73,10 @@ def render(report: Report, verbose: bool = False, width: Optional[int] = None, c
             grid.add_column(width=3, justify="right", no_wrap=True)
             grid.add_column(width=5, no_wrap=True)
             grid.add_column(ratio=1, overflow="fold")
-            grid.add_row(Text(ICONS[r.status], style=STYLES[r.status]), Text(r.id, style="dim"), _body(r, verbose))
+            # The body column starts after "  ✓ FD101 " (3 + 1 + 5 + 1 cells); wrapped by cells here,
+            # because rich breaks only at spaces and Japanese has none between words.
+            grid.add_row(Text(ICONS[r.status], style=STYLES[r.status]), Text(r.id, style="dim"),
+                         wrap_rich(_body(r, verbose), width - 10))
             console.print(grid)
             for line in _commands(r, verbose):
                 console.print(line, soft_wrap=True)

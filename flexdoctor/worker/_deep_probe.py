@@ -460,7 +460,11 @@ def main():
     gen.manual_seed(seed)
 
     cfg.setdefault("sdpa_dtypes", ["float16", "bfloat16", "float32"])
-    cfg.setdefault("sdpa_shape", [1, 8, 1024, 64] if device == "cuda" else [1, 8, 256, 64])
+    # Shapes [B, H, L, D] per section and device come from the parent (flexdoctor.deep.deep.WORKLOADS);
+    # the literals are for running this script on its own.
+    shapes = cfg.get("shapes") or {}
+    cfg.setdefault("sdpa_shape", (shapes.get("sdpa") or {}).get(device)
+                   or ([1, 8, 1024, 64] if device == "cuda" else [1, 8, 256, 64]))
     if "flex_dtypes" not in cfg or not cfg["flex_dtypes"]:
         if device == "cuda":
             # bf16 needs sm80+ (is_bf16_supported() can say yes through emulation on older GPUs).
@@ -468,10 +472,11 @@ def main():
         else:
             cfg["flex_dtypes"] = ["float32"]
     if device == "cuda" and cap < (8, 0) and "bfloat16" in cfg["flex_dtypes"]:
-        out["flex_skipped"] = {"bfloat16": "sm%d%d has no native bf16 (needs sm80+)" % cap}
+        out["flex_skipped"] = {"bfloat16": "no-native-bf16"}  # a reason code: the report words it
         cfg["flex_dtypes"] = [d for d in cfg["flex_dtypes"] if d != "bfloat16"]
-    cfg.setdefault("flex_shape", [2, 4, 256, 64] if device == "cuda" else [1, 2, 128, 16])
-    cfg.setdefault("flash_shape", [2, 4, 256, 64])
+    cfg.setdefault("flex_shape", (shapes.get("flex") or {}).get(device)
+                   or ([2, 4, 256, 64] if device == "cuda" else [1, 2, 128, 16]))
+    cfg.setdefault("flash_shape", (shapes.get("flash_attn") or {}).get(device) or [2, 4, 256, 64])
     out["flex_dtypes"] = list(cfg["flex_dtypes"])
     _wire.part({k: out[k] for k in ("torch_version", "device", "device_name", "capability", "seed",
                                      "flex_dtypes", "flex_skipped") if k in out}, "meta")

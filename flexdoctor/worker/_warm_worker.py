@@ -39,7 +39,9 @@ def fingerprint(torch, device):
         fp["triton"] = getattr(triton, "__version__", None)
     except BaseException:
         pass
-    if device == "cuda":
+    # Inductor keys the current GPU's name whenever CUDA works, also for graphs compiled for the
+    # CPU (torch/_inductor/codecache.py CacheBase.get_system), so record it whenever CUDA works.
+    if device == "cuda" or _cuda_works(torch):
         try:
             p = torch.cuda.get_device_properties(torch.cuda.current_device())
             fp["gpu_name"] = p.name
@@ -47,6 +49,13 @@ def fingerprint(torch, device):
         except BaseException:
             pass
     return fp
+
+
+def _cuda_works(torch):
+    try:
+        return bool(torch.cuda.is_available())
+    except BaseException:
+        return False
 
 
 def counters_snapshot():
@@ -123,6 +132,20 @@ def sync(torch, device):
         torch.cuda.synchronize()
 
 
+def compile_options(cfg):
+    """torch.compile's arguments for the config: they are part of the cache key, so compile
+    exactly as the config says."""
+    dynamic = cfg.get("dynamic")
+    if dynamic is None:  # a parent older than the dynamic field
+        dynamic = (cfg.get("shapes") or "static") == "dynamic"
+    options = {"dynamic": bool(dynamic)}
+    if cfg.get("fullgraph"):
+        options["fullgraph"] = True
+    if (cfg.get("mode") or "default") != "default":
+        options["mode"] = cfg["mode"]
+    return options
+
+
 def compile_one(cfg, export=None):
     out = {"ok": False}
     device = cfg["device"]
@@ -166,12 +189,13 @@ def compile_one(cfg, export=None):
         kwargs["enable_gqa"] = True
     if cfg.get("kernel_options"):
         kwargs["kernel_options"] = dict(cfg["kernel_options"])
-    dynamic = {"static": False, "dynamic": True}.get(cfg.get("shapes") or "static")
+    options = compile_options(cfg)
+    out["compile_options"] = dict(options)
     stage("import dynamo")
     import torch._dynamo  # noqa: F401  (a fixed cost no cache removes: timed on its own)
     import torch._inductor.config  # noqa: F401
 
-    compiled = torch.compile(flex_attention, dynamic=dynamic)
+    compiled = torch.compile(flex_attention, **options)
     stage("first forward")
     t = time.time()
     o = compiled(q, k, v, **kwargs)

@@ -1,0 +1,29 @@
+#!/bin/bash
+# Wait for the flexdoctor-fleet Job, save every pod's report as DIR/<node>.json, merge them.
+#
+#   ./collect-reports.sh [JOB] [DIR]        (defaults: flexdoctor-fleet, flexdoctor-reports)
+#   NAMESPACE=ml ./collect-reports.sh
+#
+# Every GPU node is expected to report (nvidia.com/gpu.present=true); one that did not is named
+# in the fleet report and kept out. DIR/cordon.txt lists the nodes to keep out of the job:
+#   xargs -r -n1 kubectl cordon < DIR/cordon.txt
+# Exit code: that of `flexdoctor fleet merge` (0 every node ready, 1 a node to keep out).
+set -uo pipefail
+JOB=${1:-flexdoctor-fleet}
+DIR=${2:-flexdoctor-reports}
+NS=${NAMESPACE:-default}
+FLEXDOCTOR=${FLEXDOCTOR:-flexdoctor}
+
+mkdir -p "$DIR"
+kubectl -n "$NS" wait --for=condition=complete --timeout="${TIMEOUT:-30m}" "job/$JOB" \
+    || echo "collect-reports: job/$JOB did not complete; merging what there is" >&2
+kubectl get nodes -l nvidia.com/gpu.present=true -o jsonpath='{range .items[*]}{.metadata.name}{"\n"}{end}' \
+    > "$DIR/expected-nodes.txt"
+kubectl -n "$NS" get pods -l "job-name=$JOB" \
+    -o jsonpath='{range .items[*]}{.metadata.name} {.spec.nodeName}{"\n"}{end}' |
+while read -r pod node; do
+    [ -n "$node" ] || continue  # never scheduled: the merge names the node as missing
+    kubectl -n "$NS" logs "$pod" > "$DIR/$node.json" 2>/dev/null || true
+done
+# shellcheck disable=SC2086
+$FLEXDOCTOR fleet merge "$DIR" --expect "$DIR/expected-nodes.txt" --exclude-file "$DIR/cordon.txt"

@@ -1,0 +1,82 @@
+"""Which nodes a warmed-cache bundle (``warm-cache --export``) fits, and how to ship it.
+
+A bundle's entries are hit only by the same torch (version and build), Triton, CUDA/HIP and GPU
+name (FACTS §3, the keyed parts of the fingerprint). Per node: ``warm`` (its cache already holds
+every config of the bundle for this environment), ``import`` (the bundle fits; `warm-cache
+--import` on the node makes its first step start warm), ``incompatible`` (another torch, Triton,
+CUDA or GPU: importing would add entries nothing ever hits) or ``unknown`` (its report does not
+say which torch it runs).
+"""
+
+from __future__ import annotations
+
+import os
+import shlex
+from typing import Sequence
+
+from ..cache import manifest as mf
+from ..cache.plan import PlanError
+from ..cache.warm import bundle_workload, read_bundle
+from .hostlist import compress
+from .model import BundleMatch, BundleNode, Node
+
+
+class BundleError(ValueError):
+    """The --bundle file is missing or not a flexdoctor cache bundle (a usage error)."""
+
+
+def read(path: str) -> dict:
+    try:
+        return read_bundle(path)
+    except PlanError as exc:
+        raise BundleError(str(exc).replace("--import", "--bundle", 1)) from None
+
+
+def _config_names(meta: dict) -> tuple:
+    names = []
+    for c in meta.get("configs") or ():
+        if not isinstance(c, dict):
+            continue
+        try:
+            names.append(bundle_workload(c).name)
+        except (TypeError, ValueError, PlanError):
+            continue
+    return tuple(sorted(set(names)))
+
+
+def state_of(node: Node, fp: dict, configs: tuple) -> BundleNode:
+    if not node.fingerprint.get("torch"):
+        return BundleNode(node.name, "unknown")
+    diffs = mf.compare(fp, node.fingerprint)
+    if diffs:
+        return BundleNode(node.name, "incompatible", tuple((label, str(a), str(b)) for label, a, b in diffs))
+    m = node.manifest
+    if m and not mf.compare(fp, m.get("fingerprint") or {}) and not mf.compare(m.get("fingerprint") or {},
+                                                                                  node.fingerprint):
+        if set(configs) <= set(m.get("configs") or ()):
+            return BundleNode(node.name, "warm")
+    return BundleNode(node.name, "import")
+
+
+def ship_commands(path: str, nodes: Sequence[Node]) -> tuple:
+    """Commands that import the bundle where it is needed, runnable as printed."""
+    if not nodes:
+        return ()
+    bundle = shlex.quote(os.path.abspath(path))
+    dirs = {n.inductor_dir for n in nodes}
+    cache = f" --cache-dir {shlex.quote(dirs.pop())}" if len(dirs) == 1 and None not in dirs else ""
+    command = f"flexdoctor warm-cache --import {bundle}{cache}"
+    if all(n.scheduler.get("SLURM_JOB_ID") or n.scheduler.get("SLURMD_NODENAME") for n in nodes):
+        hosts = shlex.quote(compress(n.name for n in nodes))
+        return (f"srun --nodelist={hosts} --nodes={len(nodes)} --ntasks-per-node=1 {command}",)
+    return (command,)
+
+
+def match(path: str, nodes: Sequence[Node]) -> BundleMatch:
+    meta = read(path)
+    fp = dict(meta.get("fingerprint") or {})
+    configs = _config_names(meta)
+    states = tuple(state_of(n, fp, configs) for n in nodes)
+    needing = [n for n, s in zip(nodes, states) if s.state == "import"]
+    return BundleMatch(path=path, fingerprint=fp, fingerprint_id=mf.fingerprint_id(fp), configs=configs,
+                       created_at=meta.get("created_at"), nodes=states, ship=ship_commands(path, needing))

@@ -1,0 +1,228 @@
+"""``torchrun … -m flexdoctor fleet gather``: check every node of a job over the job's own process group.
+
+Every rank of the job runs this. One rank per node (LOCAL_RANK 0) checks its node; then all
+ranks join the job's process group (``init_process_group`` from torchrun's environment, NCCL
+when CUDA is available, else gloo) and the reports travel to rank 0 with ``gather_object``: the
+collective path the training job will use carries them, so a node whose NCCL or network is
+broken shows up as a failed or hung collective here, minutes before the real job would hang.
+
+Time box: the collective phase has ``timeout`` seconds (torch's own collective timeout is set a
+minute later, so NCCL's watchdog, which aborts the process, never comes first). If it has not
+finished by then, a watchdog thread on rank 0 writes the
+fleet report from what did arrive (every rank also leaves its report in the rendezvous store
+before the collective, so the reports of the ranks that did get that far are kept), names the
+ranks that never reported, and ends the process with exit 1; the other ranks end too. A hang
+becomes a report, never a stuck job.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+import threading
+from dataclasses import dataclass, field
+from datetime import timedelta
+from typing import Callable, Optional
+
+from ..text import t
+from .load import from_documents
+from .merge import merge
+from .model import FileProblem, FleetReport
+
+STORE_PREFIX = "flexdoctor/fleet/report/"
+TORCH_GRACE = 60.0  # seconds torch's collective timeout runs past ours
+FOLLOWER_GRACE = 30.0  # seconds the other ranks wait past rank 0's time box
+_REQUIRED_ENV = ("RANK", "WORLD_SIZE", "MASTER_ADDR", "MASTER_PORT")
+
+
+class GatherError(Exception):
+    """fleet gather cannot run here (no torchrun environment, no torch): a usage error, exit 2."""
+
+
+@dataclass(frozen=True)
+class Identity:
+    rank: int
+    world: int
+    local_rank: int
+    group_rank: Optional[int]  # the node's index in the job (torchrun's GROUP_RANK)
+    local_world: Optional[int] = None  # ranks per node (torchrun's LOCAL_WORLD_SIZE)
+
+    def node_ranks(self) -> list:
+        """The ranks that check a node: torchrun numbers a node's ranks contiguously."""
+        step = self.local_world if self.local_world and self.world % self.local_world == 0 else 1
+        return list(range(0, self.world, step))
+
+    @property
+    def checks_node(self) -> bool:
+        return self.local_rank == 0
+
+
+def identity(env: Optional[dict] = None) -> Identity:
+    env = os.environ if env is None else env
+    missing = [k for k in _REQUIRED_ENV if not env.get(k)]
+    if missing:
+        raise GatherError(t("fleet.gather.not_distributed"))
+    try:
+        rank, world = int(env["RANK"]), int(env["WORLD_SIZE"])
+        local = int(env.get("LOCAL_RANK") or 0)
+        group = int(env["GROUP_RANK"]) if env.get("GROUP_RANK") not in (None, "") else None
+        local_world = int(env["LOCAL_WORLD_SIZE"]) if env.get("LOCAL_WORLD_SIZE") not in (None, "") else None
+    except ValueError as exc:
+        raise GatherError(f"RANK / WORLD_SIZE / LOCAL_RANK / GROUP_RANK / LOCAL_WORLD_SIZE: {exc}") from None
+    return Identity(rank, world, local, group, local_world)
+
+
+@dataclass
+class Options:
+    timeout: float = 180.0  # seconds for the collective phase
+    backend: str = "auto"  # auto | nccl | gloo
+    ignore: tuple = ()
+    expect: tuple = ()
+    bundle: Optional[str] = None
+
+
+@dataclass
+class _State:
+    docs: dict = field(default_factory=dict)  # rank -> report document (rank 0)
+    done: threading.Event = field(default_factory=threading.Event)
+    lock: threading.Lock = field(default_factory=threading.Lock)
+    emitted: bool = False
+
+
+def _backend(torch, requested: str) -> str:
+    if requested != "auto":
+        return requested
+    return "nccl" if torch.cuda.is_available() and torch.distributed.is_nccl_available() else "gloo"
+
+
+def _store(dist):
+    try:
+        from torch.distributed import distributed_c10d
+
+        return distributed_c10d._get_default_store()
+    except Exception:  # private API: without it only the collective carries reports
+        return None
+
+
+def _from_store(store, world: int) -> dict:
+    out: dict = {}
+    if store is None:
+        return out
+    for r in range(world):
+        key = f"{STORE_PREFIX}{r}"
+        try:
+            if store.check([key]):
+                out[r] = json.loads(store.get(key).decode("utf-8"))
+        except Exception:
+            continue
+    return out
+
+
+def build_report(docs: dict, me: Identity, opts: Options, gather_error: Optional[str] = None,
+                 backend: Optional[str] = None) -> FleetReport:
+    """Rank 0: the fleet report from the documents of the ranks that checked their node."""
+    from . import bundle as bundle_mod
+
+    pairs = [(f"rank {r}", d) for r, d in sorted(docs.items()) if d is not None]
+    nodes, problems = from_documents(pairs)
+    # The node-checking ranks whose report never arrived (or whose check crashed).
+    problems += [FileProblem(f"rank {r}", "no-report", "its report did not arrive")
+                 for r in me.node_ranks() if docs.get(r) is None]
+    match = bundle_mod.match(opts.bundle, nodes) if opts.bundle else None
+    source = f"gather over {me.world} ranks ({backend or '?'})"
+    return merge(nodes, problems, ignore=opts.ignore, expect=opts.expect, bundle=match, source=source,
+                 gather_error=gather_error)
+
+
+def run(opts: Options, check: Callable[[], dict], emit: Callable[[FleetReport, dict], None],
+        env: Optional[dict] = None, log: Callable[[str], None] = lambda s: print(s, file=sys.stderr),
+        joined: Optional[Callable[[Identity], None]] = None) -> int:
+    """Run on every rank. ``check()`` returns this node's report document (called on LOCAL_RANK 0
+    only); ``emit(report, docs)`` renders and writes on rank 0; ``joined(identity)`` is called once
+    this rank is in the process group, before the collective. Returns the exit code."""
+    # long: one linear story every rank runs in order (join, check, gather, watchdog, verdict); split, the
+    # order and the time boxes between the steps would be harder to follow.
+    me = identity(env)
+    try:
+        import torch
+        import torch.distributed as dist
+    except Exception as exc:  # torch missing or broken in the job's own interpreter
+        raise GatherError(t("fleet.gather.no_torch", error=f"{type(exc).__name__}: {exc}")) from None
+
+    doc = None
+    if me.checks_node:
+        try:
+            doc = check()
+        except Exception as exc:  # a flexdoctor bug on one node: that node reports nothing, the rest go on
+            log(f"flexdoctor fleet gather: rank {me.rank}: the node check failed: {type(exc).__name__}: {exc}")
+    backend = _backend(torch, opts.backend)
+    state = _State()
+
+    def give_up(reason: str) -> None:
+        """The collective failed or hung: rank 0 reports what it has; every rank ends."""
+        with state.lock:
+            if state.emitted:
+                return
+            state.emitted = True
+        if me.rank == 0:
+            docs = _from_store(_store(dist), me.world)
+            docs.setdefault(0, doc)
+            missing = [r for r in me.node_ranks() if docs.get(r) is None]
+            if reason != "timeout":
+                error = reason
+            elif missing:
+                error = t("fleet.gather.timeout", seconds=f"{opts.timeout:g}", ranks=", ".join(map(str, missing)))
+            else:
+                error = t("fleet.gather.timeout_all", seconds=f"{opts.timeout:g}")
+            try:
+                emit(build_report(docs, me, opts, gather_error=error, backend=backend), docs)
+            finally:
+                sys.stdout.flush()
+                sys.stderr.flush()
+        else:
+            log(f"flexdoctor fleet gather: rank {me.rank}: {reason}")
+            sys.stderr.flush()
+
+    def watchdog() -> None:
+        # Rank 0 gives up first and writes the report; the others a little later, so their exit
+        # never looks to rank 0 like a crashed peer.
+        if not state.done.wait(opts.timeout if me.rank == 0 else opts.timeout + FOLLOWER_GRACE):
+            give_up("timeout")
+            os._exit(1)  # a thread stuck in a collective cannot be interrupted any other way
+
+    threading.Thread(target=watchdog, name="flexdoctor-gather-watchdog", daemon=True).start()
+    code = 1
+    try:
+        if backend == "nccl":
+            torch.cuda.set_device(me.local_rank)
+        # torch's own collective timeout comes after the watchdog: NCCL's watchdog aborts the
+        # process on a timeout, which would leave no report behind.
+        dist.init_process_group(backend=backend, timeout=timedelta(seconds=opts.timeout + TORCH_GRACE))
+        store = _store(dist)
+        if store is not None and doc is not None:
+            try:  # so a rank that gets this far is reported even if the collective then hangs
+                store.set(f"{STORE_PREFIX}{me.rank}", json.dumps(doc))
+            except Exception:
+                pass
+        if joined is not None:
+            joined(me)
+        gathered = [None] * me.world if me.rank == 0 else None
+        dist.gather_object(doc, gathered, dst=0)
+        if me.rank == 0:
+            docs = {r: d for r, d in enumerate(gathered)}
+            report = build_report(docs, me, opts, backend=backend)
+            with state.lock:
+                state.emitted = True
+            emit(report, docs)
+            code = report.exit_code
+        codes = [code]
+        dist.broadcast_object_list(codes, src=0)  # every rank ends with the fleet's verdict
+        code = int(codes[0])
+        state.done.set()
+        dist.destroy_process_group()
+        return code
+    except Exception as exc:  # the collective itself failed: that is the finding
+        state.done.set()
+        give_up(t("fleet.gather.failed", what=f"the {backend} collective", error=f"{type(exc).__name__}: {exc}"))
+        return 1

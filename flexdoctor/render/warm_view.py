@@ -1,0 +1,228 @@
+"""Output of `flexdoctor warm-cache`: a live table while it runs (plain lines in logs and CI), then
+the result table and the summary lines. Words come from locale/en.warm.toml.
+
+The result is ``cache.warm.WarmResult``: the plan (what was already warm, what compiled) and one
+outcome per config. Statuses are stable identifiers in the manifest ("warm (verified)" ...);
+here they are shown in the user's language.
+"""
+
+from __future__ import annotations
+
+import io
+import shlex
+import time
+from typing import Any, Callable, Optional
+
+from ..text import has, human_bytes, seconds, t
+
+STATUS_KEYS = {"failed": "failed", "missed": "missed", "already warm": "already_warm",
+               "warm (verified)": "verified", "compiled": "compiled"}
+FINISHED = ("compiled", "done", "failed", "skipped")
+
+
+def status_word(status: str) -> str:
+    key = STATUS_KEYS.get(status)
+    return t(f"warm.status.{key}") if key else status
+
+
+def state_word(state: str) -> str:
+    return t(f"warm.state.{state}") if state in ("queued", "compiling", "compiled", "verifying", "done", "failed",
+                                                  "skipped") else state
+
+
+def _last_line(text: Optional[str], limit: int = 160) -> str:
+    lines = (text or "").strip().splitlines()
+    return lines[-1][:limit] if lines else ""
+
+
+class LiveView:
+    """Progress on stderr: a live table per config on a terminal; plain event lines otherwise.
+    ``update()`` may be called from worker threads."""
+
+    def __init__(self, outcomes: list, console: Any, live: bool, echo: Callable[[str], None]):
+        self.outcomes, self.console, self.live_on, self.echo = outcomes, console, live, echo
+        self.live = None
+        self._last: dict = {}
+
+    def __enter__(self) -> "LiveView":
+        if self.live_on:
+            from rich.live import Live
+
+            self.live = Live(self._table(), console=self.console, refresh_per_second=4, transient=True)
+            self.live.__enter__()
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        if self.live is not None:
+            self.live.__exit__(*exc)
+            self.live = None
+
+    def _table(self):
+        from rich.table import Table
+
+        table = Table(box=None, show_header=True, header_style="bold")
+        for col in ("col_config", "col_state", "col_stage", "col_seconds"):
+            table.add_column(t(f"warm.{col}"))
+        now = time.monotonic()
+        for o in self.outcomes:
+            el = "" if o.started is None else f"{(o.wall_s if o.state in FINISHED else now - o.started):.1f}"
+            table.add_row(o.workload.name, state_word(o.state), o.stage or "", el)
+        return table
+
+    def update(self) -> None:
+        if self.live is not None:
+            self.live.update(self._table())
+            return
+        for i, o in enumerate(self.outcomes):
+            key = (o.state, o.stage if o.state in ("compiling", "verifying") else None)
+            if self._last.get(i) == key:
+                continue
+            self._last[i] = key
+            if o.state in ("queued", "skipped"):
+                continue
+            extra = f" ({o.stage})" if o.stage and o.state in ("compiling", "verifying") else ""
+            if o.state in ("compiled", "done"):
+                extra = t("warm.live.took", seconds=seconds(o.wall_s))
+            if o.state == "failed":
+                extra = f": {_last_line(o.error)}"
+            self.echo(t("warm.live.line", index=i + 1, total=len(self.outcomes), name=o.workload.name,
+                        state=state_word(o.state), extra=extra))
+
+
+def header(plan: Any, python: str) -> str:
+    return t("warm.header", root=plan.env.cache_dir, source=plan.env.cache_source, count=len(plan.steps),
+             jobs=plan.jobs, python=python)
+
+
+def _hits(counters: dict) -> str:
+    if not counters:
+        return "—"
+    out = f"{counters.get('fxgraph_cache_hit', 0)}/{counters.get('fxgraph_cache_miss', 0)}"
+    if counters.get("autograd_cache_hit") or counters.get("autograd_cache_miss"):
+        out += f" (aot {counters.get('autograd_cache_hit', 0)}/{counters.get('autograd_cache_miss', 0)})"
+    return out
+
+
+def _table(result: Any, console: Any) -> None:
+    from rich.table import Table
+
+    verified = result.verified
+    table = Table(title=t("warm.table_title"), title_justify="left")
+    table.add_column(t("warm.col_config"), no_wrap=True)  # the name is the config's identity: keep it whole
+    table.add_column(t("warm.col_status"), no_wrap=True)
+    table.add_column(t("warm.col_compile"), justify="right")
+    if verified:
+        table.add_column(t("warm.col_warm_first"), justify="right")
+        table.add_column(t("warm.col_hits"), justify="right")
+    for o in result.outcomes:
+        row = [o.workload.name, status_word(o.status()), seconds((o.cold or {}).get("first_call_s"))]
+        if verified:
+            row += [seconds((o.warm or {}).get("first_call_s")), _hits((o.warm or {}).get("counters") or {})]
+        table.add_row(*row)
+    console.print(table)
+
+
+def _fixes(console: Any, ids: list) -> None:
+    from .. import knowledge as kb
+
+    for ref in ids[:2]:
+        try:
+            entry = kb.get(ref)
+        except KeyError:
+            continue
+        fix = entry.render()
+        console.print(f"    {entry.id} {entry.title}: {fix.summary}", markup=False)
+        for cmd in fix.commands:
+            console.print(f"      $ {cmd}", markup=False)
+
+
+def _problems(result: Any, console: Any) -> None:
+    for o in result.outcomes:
+        if o.failed:
+            error = _last_line(o.error) or status_word("failed")
+            console.print(t("warm.failed", name=o.workload.name,
+                            error=(f"{o.error_stage}: " if o.error_stage else "") + error),
+                          style="red", markup=False)
+            _fixes(console, o.kb)
+        elif o.hit is False:
+            console.print(t("warm.missed", name=o.workload.name, counters=(o.warm or {}).get("counters")),
+                          style="yellow", markup=False)
+
+
+def _run_lines(result: Any, console: Any) -> None:
+    info = result.run
+    if not info:
+        return
+    first = info["first"]
+    if first["error"]:
+        console.print(t("warm.run_failed", command=info["command"], error=first["error"]), style="red", markup=False)
+        return
+    line = t("warm.run_first", seconds=f"{first['seconds']:.1f}", entries=len(first["new_entries"]))
+    second = info.get("second")
+    if second:
+        line += t("warm.run_second", seconds=f"{second['seconds']:.1f}", entries=len(second["new_entries"]))
+        if not second["new_entries"]:
+            line += t("warm.run_all_cached")
+    console.print(line, markup=False)
+
+
+def render(result: Any, color: bool = False, width: int = 100) -> str:
+    """The report printed on stdout when warm-cache ends."""
+    from rich.console import Console
+
+    buf = io.StringIO()
+    console = Console(file=buf, force_terminal=color, no_color=not color, width=max(width, 100),
+                      highlight=False, soft_wrap=False)
+    plan = result.plan
+    if result.outcomes:
+        _table(result, console)
+    _problems(result, console)
+    _run_lines(result, console)
+    hits = [o for o in result.outcomes if o.hit is not None]
+    if hits:
+        ok = sum(1 for o in hits if o.hit)
+        console.print(t("warm.hits", ok=ok, total=len(hits), percent=100 * ok // len(hits)), markup=False)
+    compiled = [o for o in result.outcomes if o.state != "skipped"]
+    if result.compile_wall_s is not None and compiled:
+        console.print(t("warm.warmup", seconds=f"{result.compile_wall_s:.1f}", count=len(compiled), jobs=plan.jobs),
+                      markup=False)
+    _why_compiled(plan, console)
+    skipped = plan.already_warm
+    if skipped:
+        fp = plan.env.fingerprint
+        where = ", ".join(x for x in (f"torch {fp.torch}" if fp and fp.torch else None,
+                                      fp.gpu_name if fp and fp.gpu_name else None) if x) or "?"
+        console.print(t("warm.already_warm", count=len(skipped), fingerprint=where), markup=False)
+    if result.export:
+        console.print(t("warm.exported", size=human_bytes(result.export.get("bytes")), path=result.export["path"]),
+                      markup=False)
+    if not result.write_errors:  # else the CLI says what could not be written, last
+        console.print(t("warm.manifest", path=result.manifest_path) if result.manifest_path
+                      else t("warm.manifest_unchanged"), markup=False)
+    console.print(t("warm.use", root=shlex.quote(plan.env.cache_dir)), markup=False)
+    if plan.env.temporary:
+        console.print(t("warm.temporary"), style="yellow", markup=False)
+    if plan.steps and plan.run_argv is None:
+        console.print(t("warm.whole_model"), style="dim", markup=False)
+    return buf.getvalue()
+
+
+WHY = ("environment-changed", "compile-env-changed", "entries-missing", "not-warm", "manifest-unreadable")
+
+
+def _why_compiled(plan: Any, console: Any) -> None:
+    """Configs the manifest knew but that compiled again: one line per reason, with what changed."""
+    for reason in WHY:
+        steps = [s for s in plan.steps if s.reason == reason]
+        if steps:
+            console.print(t(f"warm.why.{reason}", count=len(steps), detail=steps[0].detail), markup=False)
+
+
+def presets(table: dict, name_of: Callable[[dict], str]) -> str:
+    """``--list-presets``: each preset, what it is for, and the configs it warms."""
+    out = []
+    for name, (doc, cfgs) in table.items():
+        doc = t(f"warm-preset.{name}") if has(f"warm-preset.{name}") else doc  # no catalogue text yet: the table's
+        out.append(f"{name:12s} {doc}")
+        out += [f"{'':12s}   {name_of(raw)}" for raw in cfgs]
+    return "\n".join(out) + "\n"
