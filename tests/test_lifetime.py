@@ -41,6 +41,10 @@ FAKE_TORCH = textwrap.dedent('''
         fh.write("%d\\n" % os.getpid())
     if os.environ.get("FD_TEST_MODE") != "return":
         time.sleep(600)
+    else:  # return once the setsid'd child and its child run (the probe may exit right after: os._exit)
+        _deadline = time.time() + 30
+        while len(open(os.environ["FD_TEST_PIDS"]).read().split()) < 3 and time.time() < _deadline:
+            time.sleep(0.01)
 ''')
 
 

@@ -282,6 +282,33 @@ def flexdoctor_file(entry: os.DirEntry) -> Optional[str]:
     return None
 
 
+# cache/keys.py: flexdoctor-keys/fx-<FX graph key>.json, written through mkstemp(prefix=".flexdoctor-key.",
+# suffix=".tmp") and os.replace.
+KEYS_FILE = re.compile(rf"^fx-(f{B32}{{51}})\.json$")
+
+
+def flexdoctor_keys(path: str, children: list) -> dict:
+    """flexdoctor-keys/ (cache/keys.py, for `flexdoctor cache why`): one JSON file per FX graph
+    warm-cache compiled, ``{"format": 1, "key": <the key in its name>, ...}``, and keys.record's
+    temporary files."""
+    from .keys import FORMAT
+
+    out = {}
+    for c in children:
+        m = KEYS_FILE.match(c.name)
+        if not c.is_file(follow_symlinks=False):
+            out[c.name] = keep(c)
+        elif m:
+            data = load_json(c.path)
+            ok = isinstance(data, dict) and data.get("format") == FORMAT and data.get("key") == m.group(1)
+            out[c.name] = FILE if ok else "content"
+        elif c.name.startswith(".flexdoctor-key.") and c.name.endswith(".tmp"):
+            out[c.name] = FILE
+        else:
+            out[c.name] = keep(c)
+    return out
+
+
 def precompiled_headers(path: str, children: list) -> dict:
     """precompiled_headers/ (codecache._precompile_header, always under the *default* cache dir,
     even when TORCHINDUCTOR_CACHE_DIR is set): write(..., extension="h", specified_dir=_HEADER_DIR)
@@ -320,6 +347,8 @@ def inductor_root(path: str, children: list) -> dict:
             out[c.name] = triton_devices
         elif is_dir and c.name in INDUCTOR_DIRS:
             out[c.name] = INDUCTOR_DIRS[c.name]
+        elif is_dir and c.name == locations.KEYS_NAME:
+            out[c.name] = flexdoctor_keys
         elif is_dir and SHARD.match(c.name):
             out[c.name] = code_dir
         elif c.name in TORCH_UNCHECKED:
@@ -330,8 +359,13 @@ def inductor_root(path: str, children: list) -> dict:
 
 
 def manifest_only(path: str, children: list) -> dict:
-    """Only flexdoctor's own files (clear-cache --manifest): the rest is not this plan's business."""
-    return {c.name: v for c in children if (v := flexdoctor_file(c)) == FILE}
+    """Only flexdoctor's own files (clear-cache --manifest: the manifest and the warmed keys of
+    flexdoctor-keys/): the rest is not this plan's business."""
+    out = {c.name: v for c in children if (v := flexdoctor_file(c)) == FILE}
+    for c in children:
+        if c.name == locations.KEYS_NAME and c.is_dir(follow_symlinks=False):
+            out[c.name] = flexdoctor_keys
+    return out
 
 
 # --------------------------------------------------------------------------- Triton

@@ -33,6 +33,7 @@ from dataclasses import dataclass
 from typing import Mapping, Optional
 
 MANIFEST_NAME = "flexdoctor-manifest.json"
+KEYS_NAME = "flexdoctor-keys"  # the warmed graphs' cache keys, for `flexdoctor cache why`
 LOCK_NAME = ".flexdoctor.lock"
 
 @dataclass(frozen=True)
@@ -114,24 +115,79 @@ def disabled_by(env: Optional[Mapping[str, str]] = None, torch_version: object =
 # --------------------------------------------------------------------------- filesystem facts
 
 
-def mount_of(path: str) -> tuple[Optional[str], Optional[str], tuple[str, ...]]:
-    """(mount point, filesystem type, options) of the mount holding ``path`` (Linux /proc/mounts)."""
-    try:
-        with open("/proc/self/mounts", encoding="utf-8", errors="replace") as fh:
-            lines = fh.read().splitlines()
-    except OSError:
-        return None, None, ()
-    real = os.path.realpath(path)
-    best: tuple[Optional[str], Optional[str], tuple[str, ...]] = (None, None, ())
-    for line in lines:
-        parts = line.split()
-        if len(parts) < 4:
+@dataclass(frozen=True)
+class Mount:
+    """One line of /proc/self/mountinfo (proc(5)), unescaped."""
+
+    mount_point: str
+    fs_type: str  # "nfs4", "lustre", "fuse.sshfs", ... (type.subtype for FUSE)
+    source: str  # "server:/export", "/dev/sda1", ...
+    options: tuple[str, ...]  # per-mount options, then the superblock's
+    root: str = "/"  # the directory of the filesystem mounted here ("/" unless a bind mount)
+
+
+_OCTAL = re.compile(r"\\([0-7]{3})")
+
+
+def _unescape(field: str) -> str:
+    """The kernel writes space, tab, newline and backslash in mount fields as \\040 \\011 \\012 \\134."""
+    return _OCTAL.sub(lambda m: chr(int(m.group(1), 8)), field)
+
+
+def parse_mountinfo(text: str) -> list[Mount]:
+    """/proc/self/mountinfo: ``ID PARENT MAJ:MIN ROOT MOUNTPOINT OPTS [OPTIONAL...] - FSTYPE SOURCE SUPEROPTS``.
+    Malformed lines are skipped."""
+    out = []
+    for line in text.splitlines():
+        left, sep, right = line.partition(" - ")
+        if not sep:
             continue
-        mnt = parts[1].replace("\\040", " ")
-        if real == mnt or real.startswith(mnt.rstrip("/") + "/") or mnt == "/":
-            if best[0] is None or len(mnt) >= len(best[0]):
-                best = (mnt, parts[2], tuple(parts[3].split(",")))
+        a, b = left.split(" "), right.split(" ")
+        if len(a) < 6 or len(b) < 2:
+            continue
+        opts = tuple(a[5].split(",")) + (tuple(b[2].split(",")) if len(b) > 2 else ())
+        out.append(Mount(_unescape(a[4]), _unescape(b[0]), _unescape(b[1]), opts, _unescape(a[3])))
+    return out
+
+
+def parse_mounts(text: str) -> list[Mount]:
+    """/proc/self/mounts (fstab format), the fallback where mountinfo is missing."""
+    out = []
+    for line in text.splitlines():
+        parts = line.split()
+        if len(parts) >= 4:
+            out.append(Mount(_unescape(parts[1]), _unescape(parts[2]), _unescape(parts[0]),
+                             tuple(parts[3].split(","))))
+    return out
+
+
+def mounts() -> list[Mount]:
+    """This process's mount table (Linux); [] where there is none."""
+    for path, parse in (("/proc/self/mountinfo", parse_mountinfo), ("/proc/self/mounts", parse_mounts)):
+        try:
+            with open(path, encoding="utf-8", errors="surrogateescape") as fh:
+                return parse(fh.read())
+        except OSError:
+            continue
+    return []
+
+
+def mount_for(path: str, table: list[Mount]) -> Optional[Mount]:
+    """The mount holding ``path`` (already resolved): the longest mount point that is ``path`` or
+    one of its parents; of several mounts on one point the last (it is stacked on top)."""
+    best: Optional[Mount] = None
+    for m in table:
+        mnt = m.mount_point
+        if path == mnt or mnt == "/" or path.startswith(mnt.rstrip("/") + "/"):
+            if best is None or len(mnt) >= len(best.mount_point):
+                best = m
     return best
+
+
+def mount_of(path: str, table: Optional[list[Mount]] = None) -> tuple[Optional[str], Optional[str], tuple[str, ...]]:
+    """(mount point, filesystem type, options) of the mount holding ``path``."""
+    m = mount_for(os.path.realpath(path), mounts() if table is None else table)
+    return (m.mount_point, m.fs_type, m.options) if m else (None, None, ())
 
 
 def existing_ancestor(path: str) -> str:

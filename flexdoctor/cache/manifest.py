@@ -228,7 +228,7 @@ def write(root: str, data: Any) -> str:
 
 # Directories of the Inductor root whose children are one entry each at the given depth.
 _DEPTH = {"fxgraph": 2, "aotautograd": 1, "triton": 2, "cache": 1}
-_SKIP = {"locks", locations.LOCK_NAME, locations.MANIFEST_NAME}
+_SKIP = {"locks", locations.LOCK_NAME, locations.MANIFEST_NAME, locations.KEYS_NAME}
 
 
 def entries(root: str) -> set[str]:

@@ -26,6 +26,7 @@ from ..text import human_bytes, t
 from ..worker import run as worker_run
 from ..worker import script
 from ..workload import Workload, WorkloadError
+from . import keys
 from . import manifest as mf
 from .fingerprint import Fingerprint
 from .plan import WARM, Plan, PlanError
@@ -172,7 +173,10 @@ class Runner:
             out.stage = name
             self.on_update()
 
-        result = run_worker(self.python, args, self.env, self.timeout, on_stage=stage, procs=self.procs)
+        # Traced, so `flexdoctor cache why` can later name what differs from this config (keys.py).
+        with keys.recording(self.cache_dir, {"kind": "config", "label": out.workload.name}, self.env) as rec:
+            result = run_worker(self.python, args, rec.env, self.timeout, on_stage=stage, procs=self.procs)
+            rec.fingerprint = result.get("fingerprint") if result.get("ok") else None
         out.wall_s = round(time.monotonic() - out.started, 3)
         return result
 
@@ -295,12 +299,18 @@ def bundle_workload(data: Any) -> Workload:
 
 # --------------------------------------------------------------------------- --run CMD
 
-def run_command(argv: list, cache_dir: str, timeout: Optional[float] = None) -> dict:
-    """Run the user's own one-step command under the cache dir; its output goes to the terminal."""
-    env = worker_env(cache_dir)
+def run_command(argv: list, cache_dir: str, timeout: Optional[float] = None, extra_env: Optional[dict] = None,
+                base: Optional[dict] = None, record: bool = True, stdout: Optional[int] = None) -> dict:
+    """Run the user's own one-step command under the cache dir; its output goes to the terminal
+    (``stdout``: a file descriptor for its standard output instead). With ``record`` it runs traced
+    and the keys of the graphs it compiled are stored for `flexdoctor cache why` (keys.py)."""
+    env = worker_env(cache_dir, base)
+    env.update(extra_env or {})
     before = mf.entries(cache_dir)
     t0 = time.monotonic()
-    done = worker_run.attached(argv, env, timeout)
+    label = " ".join(shlex.quote(str(a)) for a in argv)
+    with keys.recording(cache_dir, {"kind": "run", "label": label}, env, enabled=record) as rec:
+        done = worker_run.attached(argv, rec.env, timeout, stdout=stdout)
     code: Optional[int] = done.returncode
     if done.start_error:
         missing = done.start_errno == errno.ENOENT
@@ -312,7 +322,7 @@ def run_command(argv: list, cache_dir: str, timeout: Optional[float] = None) -> 
         error = None if code == 0 else t("warm-process.run_exit", status=code)
     after = mf.entries(cache_dir)
     return {"returncode": code, "error": error, "seconds": round(time.monotonic() - t0, 3),
-            "new_entries": sorted(after - before)}
+            "new_entries": sorted(after - before), "started": not done.start_error}
 
 
 # --------------------------------------------------------------------------- the whole run

@@ -4,6 +4,7 @@ and whether flexdoctor's warm-cache manifest still matches this environment. Pur
 from __future__ import annotations
 
 import dataclasses
+import os
 import shlex
 from typing import Optional
 
@@ -304,3 +305,63 @@ def _switch_note(s) -> str:
     return t("cache-enabled.note", name=s.name, value=s.value,
              rule=t(f"cache-enabled.{s.rule}", other=envflags.FORCE, fx=envflags.FX,
                     release=s.release or t("cache-enabled.newest_rules", package=s.package)))
+
+
+# Filesystem types (as /proc/self/mountinfo names them) whose files other machines can write at
+# the same time: network, distributed and cluster filesystems, and host-shared ones.
+NETWORK_FS = frozenset({
+    "nfs", "nfs4", "cifs", "smb3", "smbfs", "lustre", "gpfs", "beegfs", "ceph", "fuse.ceph-fuse",
+    "glusterfs", "fuse.glusterfs", "9p", "afs", "openafs", "gfs2", "ocfs2", "wekafs", "panfs", "pvfs2",
+    "orangefs", "quobyte", "fuse.quobyte", "fuse.sshfs", "fuse.s3fs", "fuse.gcsfuse", "fuse.juicefs",
+    "fuse.rclone", "fuse.blobfuse", "fuse.blobfuse2", "fuse.mountpoint-s3", "fuse.lizardfs",
+    "fuse.mfs", "fuse.moosefs", "fuse.cvmfs2", "davfs", "fuse.davfs", "vboxsf",
+})
+NODE_LOCAL_DIR = '"/tmp/torchinductor_$USER"'
+
+
+def _on_network(loc: Optional[object]) -> bool:
+    fs = getattr(loc, "fs_type", None)
+    return isinstance(fs, str) and fs.lower() in NETWORK_FS
+
+
+@check("FD508", "cache-network-filesystem", area="cache")
+def cache_network_filesystem(facts: Facts) -> Finding:
+    """What it checks: whether the Inductor cache dir (and TRITON_CACHE_DIR, when it is set) is
+    on a network or shared filesystem: NFS, Lustre, GPFS (Spectrum Scale), CIFS/SMB, BeeGFS,
+    CephFS, GlusterFS, 9p, WekaFS, FUSE mounts of object stores and the like, read from the
+    filesystem type of the mount that holds it (/proc/self/mountinfo; bind mounts included).
+
+    Why it matters: every rank of a job compiles into the same cache at the same time. Inductor
+    and Triton publish entries with rename and file locks that are only safe on one machine's
+    local filesystem; on a network filesystem another node may see a half-published entry or
+    none. Triton then crashes with "OSError: [Errno 16] Device or resource busy" from its cache
+    put or a FileNotFoundError reading back files it just wrote (triton-lang/triton#11512), ranks
+    die on "Stale file handle" while loading a kernel launcher (seen in multi-node jobs with
+    ~/.triton on NFS), and two ranks compiling one kernel can each publish part of it, so a rank
+    loads one compile's kernel binary with the other's metadata (pytorch/pytorch PR 92664, seen on
+    one host; see also pytorch/pytorch#173679): symptoms range from crashes and hangs to silently
+    wrong results.
+
+    How to fix: give every node its own local cache dir, filled from one bundle instead of
+    compiled by every rank: `flexdoctor warm-cache --export FILE` once (the bundle can live on
+    the shared filesystem: it is one file, written once and only read after), then on each node
+    before training `flexdoctor warm-cache --cache-dir LOCAL --import FILE`, and set
+    TORCHINDUCTOR_CACHE_DIR=LOCAL (and unset TRITON_CACHE_DIR) in the training job.
+    """
+    c = _cache(facts)
+    shared = [loc for loc in (c.inductor, c.triton) if loc is not None and _on_network(loc)
+              and (loc.kind == "inductor" or loc.source == "TRITON_CACHE_DIR")]
+    if not shared:
+        fs = c.inductor.fs_type
+        if fs is None:
+            return skip("cache-network-filesystem.unknown", path=c.inductor.path)
+        return passed("cache-network-filesystem.pass", path=c.inductor.path, fs=fs)
+    loc = shared[0]
+    # The bundle goes beside the shared cache: every node can read it, and it is written once.
+    bundle = shlex.quote(os.path.join(os.path.dirname(loc.path.rstrip("/")) or "/", "flexdoctor-cache.zip"))
+    fix = kb.fix("cache-on-network-fs", local=NODE_LOCAL_DIR, bundle=bundle)
+    if any(l.kind == "triton" for l in shared) or (c.triton is not None and c.triton.source == "TRITON_CACHE_DIR"):
+        fix = dataclasses.replace(fix, commands=fix.commands + ("unset TRITON_CACHE_DIR",))
+    details = [f"{l.kind}: {l.path} on {l.fs_type} (mount {l.mount_point})" for l in shared]
+    return warn("cache-network-filesystem.shared", fix, details=details, kind=loc.kind, path=loc.path,
+                fs=loc.fs_type, mount=loc.mount_point or "?")

@@ -4,9 +4,12 @@ compiler, Python headers, libcuda."""
 from __future__ import annotations
 
 import shlex
+from typing import TYPE_CHECKING
 
-from packaging.requirements import InvalidRequirement, Requirement
 from packaging.version import Version
+
+if TYPE_CHECKING:
+    from packaging.requirements import Requirement
 
 from .. import knowledge as kb
 from .. import wheels
@@ -116,6 +119,9 @@ def _requirement(facts: Facts) -> Requirement | None:
     text = require(facts.torch, "torch").triton_requirement
     if not text:
         return None
+    # Imported here: packaging.requirements costs ~25 ms to import and most reports never parse one.
+    from packaging.requirements import InvalidRequirement, Requirement
+
     try:
         req = Requirement(text)
     except InvalidRequirement:

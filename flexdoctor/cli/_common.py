@@ -44,6 +44,97 @@ def _gather(python: str, static: bool, progress: bool, deep: bool = False, confi
             return gather(python, runtime=not static, deep=deep_probe, config=config, multi_gpu=multi_probe)
 
 
+class Gathering:
+    """``probes.gather`` running in a thread: started before the checks and settings load, since
+    probing only reads the machine (a usage error found meanwhile still exits 2; the probes are
+    dropped and worker.lifetime ends their processes)."""
+
+    def __init__(self, python: str, static: bool, config: Optional[str] = None) -> None:
+        import threading
+
+        from ..probes import gather
+
+        self.static = static
+        self.facts = None
+        self.error: Optional[BaseException] = None
+
+        def work() -> None:
+            try:
+                self.facts = gather(python, runtime=not static, config=config)
+            except BaseException as exc:  # handed to the main thread by result()
+                self.error = exc
+
+        self.thread = threading.Thread(target=work, name="flexdoctor-gather", daemon=True)
+        self.thread.start()
+        _RUNNING.append(self)
+
+    def result(self, progress: bool):
+        """The facts, with the progress line on a terminal while they are still coming."""
+        if self.thread.is_alive() and progress and sys.stderr.isatty() and not in_ci():
+            from rich.console import Console
+
+            with Console(stderr=True).status(t("cli.probing_static" if self.static else "cli.probing")):
+                while self.thread.is_alive():
+                    self.thread.join(0.1)
+        self.thread.join()
+        if self.error is not None:
+            raise self.error
+        return self.facts
+
+
+# (python, static) -> Gathering the entry point started before parsing (see cli/__init__._prefetch).
+_EARLY: dict = {}
+_RUNNING: list = []  # every Gathering started, for settle()
+
+
+def settle(timeout: float = 10.0) -> None:
+    """Wait for probing threads still running (a usage error found while they ran): ending the
+    interpreter under a thread that is inside NVML or a subprocess wait can crash it. Called by
+    the entry point after worker.lifetime ended every child, so they finish at once."""
+    import time
+
+    deadline = time.monotonic() + timeout
+    for g in _RUNNING:
+        g.thread.join(max(deadline - time.monotonic(), 0.0))
+
+
+def start_early(python: str, static: bool) -> None:
+    """Start probing now, before typer parses the command line (`check` without --project/--deep)."""
+    if (python, static) not in _EARLY:
+        _EARLY[(python, static)] = Gathering(python, static)
+
+
+def gathering(python: str, static: bool, config: Optional[str] = None) -> Gathering:
+    """The probes of this command: the ones the entry point started early, else new ones."""
+    early = _EARLY.pop((python, static), None) if config is None else None
+    return early if early is not None else Gathering(python, static, config=config)
+
+
+def preload(fmt: str):
+    """Load, while the probes run, what is needed only after them: the words, the knowledge base
+    (TOML parsed once) and the renderer (rich, for text). The torch probe takes seconds, so this
+    work leaves the path from its answer to the report. Returns the thread; join it before use."""
+    import threading
+
+    def work() -> None:
+        try:
+            from .. import knowledge, text
+            from ..render import Format, renderer
+
+            text.catalog(text.language())
+            knowledge.entries()
+            renderer(Format(fmt))
+            if fmt == "text":
+                import rich.console  # noqa: F401
+                import rich.table  # noqa: F401
+        except Exception:  # only a head start: anything that fails here fails again, visibly, later
+            pass
+
+    thread = threading.Thread(target=work, name="flexdoctor-preload", daemon=True)
+    thread.start()
+    return thread
+
+
 def _settings(path: Optional[Path]):
     from .. import policy
 

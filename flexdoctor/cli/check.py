@@ -16,7 +16,7 @@ from ..cliutil import check_output as _check_output
 from ..cliutil import write as _write
 from ..text import t
 from ._common import (OldProjectOpt, OutputOpt, ProjectOpt, PythonOpt, StaticOpt, _attach_project, _color,
-                      _gather, _load_facts, _project, _require_interpreter, _settings, renamed)
+                      _gather, _load_facts, _project, _require_interpreter, _settings, gathering, preload, renamed)
 
 
 def check(
@@ -73,7 +73,6 @@ def check(
     """
     # Long only because typer declares each option in the signature (and the docstring is the
     # --help text); the body is parse -> call the layer -> render.
-    from .. import checks, policy, runner
     from ..render import Format, renderer
 
     _check_output(output)
@@ -82,6 +81,13 @@ def check(
         format_ = Format(fmt)
     except ValueError:
         raise _usage_error(t("cli.error.format", value=fmt, choices=", ".join(f.value for f in Format)))
+    early = warm = None
+    if from_facts is None and not deep and project_file is None and old_config is None:
+        # Probing only reads the machine: it runs while the checks and settings load below.
+        early = gathering(_resolve_python(python), static)
+        warm = preload(format_.value)
+    from .. import checks, policy, runner  # imported while the probes run
+
     specs, problems = checks.all_checks(with_plugins=not no_plugins)
     try:
         settings = _settings(settings_file).with_overrides(
@@ -104,8 +110,12 @@ def check(
         if project is not None:
             facts = _attach_project(facts, project)
     else:
-        facts = _gather(_resolve_python(python), static, progress=format_ == Format.text and output is None,
-                        deep=deep, config=project)
+        progress = format_ == Format.text and output is None
+        if early is not None:
+            facts = early.result(progress)
+            warm.join()
+        else:
+            facts = _gather(_resolve_python(python), static, progress=progress, deep=deep, config=project)
         _require_interpreter(facts, python)
     report = runner.run(specs, facts, plugin_problems=problems, settings=settings)
     text = renderer(format_)(report, verbose=verbose, quiet=quiet, show_skips=bool(_split(only)),

@@ -102,10 +102,13 @@ class Child:
 
 
 def start(argv: Sequence[str], env: Optional[dict] = None, on_line: Optional[Callable[[str], None]] = None,
-          merge_stderr: bool = False, terminal: bool = False) -> "Child | Completed":
+          merge_stderr: bool = False, terminal: bool = False, stdout: Optional[int] = None) -> "Child | Completed":
     """Start ``argv`` (stdin closed; ``terminal``: its output goes to flexdoctor's own stdout and
-    stderr). A Completed with ``start_error`` when it cannot start."""
+    stderr, or its stdout to the file descriptor ``stdout``). A Completed with ``start_error`` when
+    it cannot start."""
     kw: dict = {"stdin": None if terminal else subprocess.DEVNULL}
+    if terminal and stdout is not None:
+        kw["stdout"] = stdout
     if not terminal:
         kw.update(stdout=subprocess.PIPE, stderr=subprocess.STDOUT if merge_stderr else subprocess.PIPE)
     try:
@@ -151,9 +154,11 @@ def stream(argv: Sequence[str], on_line: Callable[[str], None], timeout: Optiona
     return wait(start(argv, env, on_line=on_line, merge_stderr=merge_stderr), timeout, idle_timeout)
 
 
-def attached(argv: Sequence[str], env: Optional[dict] = None, timeout: Optional[float] = None) -> Completed:
-    """Run the user's own command with its output on the terminal (``warm-cache --run``)."""
-    return wait(start(argv, env, terminal=True), timeout)
+def attached(argv: Sequence[str], env: Optional[dict] = None, timeout: Optional[float] = None,
+             stdout: Optional[int] = None) -> Completed:
+    """Run the user's own command with its output on the terminal (``warm-cache --run``, ``cache
+    why``; ``stdout``: a file descriptor for its standard output instead, e.g. stderr's)."""
+    return wait(start(argv, env, terminal=True, stdout=stdout), timeout)
 
 
 def kill(child: "Child | Completed") -> None:
