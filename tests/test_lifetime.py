@@ -206,3 +206,22 @@ def test_shutdown_ends_a_prefetched_process(tmp_path):
     assert _alive(pid)
     lifetime.shutdown()
     assert not _alive(pid) and lifetime._LIVE == {}
+
+
+def test_a_signal_inside_the_import_machinery_is_delivered_again_later(monkeypatch):
+    """Raising inside importlib's module-lock code leaves the lock held and every importing thread
+    hangs (check hung on Ctrl-C while its probe threads imported): such a signal is re-sent."""
+    import types
+
+    from flexdoctor.worker import lifetime
+
+    sent = []
+    monkeypatch.setattr(lifetime, "_redeliver", lambda signum, delay=0.02: sent.append(signum))
+    monkeypatch.setitem(lifetime._STATE, "signal", None)
+    importing = types.SimpleNamespace(f_code=types.SimpleNamespace(co_filename="<frozen importlib._bootstrap>"))
+    lifetime._on_signal(signal.SIGINT, importing)  # no exception: deferred
+    assert sent == [signal.SIGINT] and lifetime.received() is None
+    ordinary = types.SimpleNamespace(f_code=types.SimpleNamespace(co_filename=__file__))
+    with pytest.raises(lifetime.Interrupted):
+        lifetime._on_signal(signal.SIGINT, ordinary)
+    assert lifetime.received() == signal.SIGINT

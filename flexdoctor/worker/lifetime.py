@@ -296,8 +296,25 @@ def _on_signal(signum: int, frame) -> None:
     if _STATE["signal"] is not None:  # a second signal while stopping: stop now
         shutdown()
         os._exit(exit_status(signum))
+    if _in_import_machinery(frame):
+        # Raising inside importlib's own module-lock code leaves that lock held: every thread that
+        # imports afterwards (probe threads, the preloader, then the main thread) waits on it
+        # forever (seen: `check` hung on Ctrl-C). Deliver the signal again a moment later, once the
+        # main thread is back in ordinary code.
+        _redeliver(signum)
+        return
     _STATE["signal"] = signum
     raise Interrupted(signum)
+
+
+def _in_import_machinery(frame) -> bool:
+    return frame is not None and frame.f_code.co_filename.startswith("<frozen importlib._bootstrap")
+
+
+def _redeliver(signum: int, delay: float = 0.02) -> None:
+    timer = threading.Timer(delay, os.kill, (os.getpid(), signum))
+    timer.daemon = True
+    timer.start()
 
 
 def received() -> Optional[int]:
