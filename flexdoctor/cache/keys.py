@@ -62,17 +62,9 @@ def entries_of(trace: Trace) -> list[tuple[Graph, object]]:
 
 
 def _write_json(path: str, data: dict) -> None:
-    fd, tmp = tempfile.mkstemp(prefix=".flexdoctor-key.", suffix=".tmp", dir=os.path.dirname(path))
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as fh:
+    with locations.replacing(path, ".flexdoctor-key.") as tmp:
+        with open(tmp, "w", encoding="utf-8") as fh:
             json.dump(data, fh, sort_keys=True)
-        os.replace(tmp, path)
-    except BaseException:
-        try:
-            os.unlink(tmp)
-        except OSError:
-            pass
-        raise
 
 
 def record(root: str, trace: Trace, source: dict, fingerprint: Optional[dict] = None) -> int:

@@ -25,12 +25,13 @@ A variable that is set but empty is not the same as an unset one, and each write
 
 from __future__ import annotations
 
+import contextlib
 import getpass
 import os
 import re
 import tempfile
 from dataclasses import dataclass
-from typing import Mapping, Optional
+from typing import Iterator, Mapping, Optional
 
 MANIFEST_NAME = "flexdoctor-manifest.json"
 KEYS_NAME = "flexdoctor-keys"  # the warmed graphs' cache keys, for `flexdoctor cache why`
@@ -205,3 +206,21 @@ def in_temp(path: str) -> bool:
     real = os.path.realpath(path)
     roots = {os.path.realpath(r) for r in (tempfile.gettempdir(), "/tmp", "/var/tmp", "/dev/shm")}
     return any(real == r or real.startswith(r.rstrip("/") + "/") for r in roots)
+
+
+@contextlib.contextmanager
+def replacing(dest: str, prefix: str) -> Iterator[str]:
+    """A temporary path beside ``dest`` to write; it replaces ``dest`` atomically when the block
+    ends, and is removed if the block fails or is interrupted (KeyboardInterrupt included). The
+    ``prefix`` (``.flexdoctor-…``) is what clear-cache recognises a leftover by (cache/identify.py)."""
+    fd, tmp = tempfile.mkstemp(prefix=prefix, suffix=".tmp", dir=os.path.dirname(dest) or ".")
+    os.close(fd)
+    try:
+        yield tmp
+        os.replace(tmp, dest)
+    except BaseException:
+        try:
+            os.unlink(tmp)
+        except OSError:
+            pass
+        raise

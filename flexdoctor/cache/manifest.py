@@ -23,7 +23,6 @@ import dataclasses
 import datetime as _dt
 import json
 import os
-import tempfile
 from dataclasses import dataclass, field
 from typing import Any, Iterable, Mapping, Optional
 
@@ -207,20 +206,12 @@ def write(root: str, data: Any) -> str:
         data = data.to_dict()
     path = locations.manifest_path(root)
     os.makedirs(root, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=".flexdoctor-manifest.", suffix=".tmp", dir=root)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as fh:
+    with locations.replacing(path, ".flexdoctor-manifest.") as tmp:
+        with open(tmp, "w", encoding="utf-8") as fh:
             json.dump(data, fh, indent=2, sort_keys=True, default=str)
             fh.write("\n")
             fh.flush()
             os.fsync(fh.fileno())
-        os.replace(tmp, path)
-    except BaseException:  # KeyboardInterrupt included: never leave the temporary file behind
-        try:
-            os.unlink(tmp)
-        except OSError:
-            pass
-        raise
     return path
 
 

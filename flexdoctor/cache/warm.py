@@ -26,7 +26,7 @@ from ..text import human_bytes, t
 from ..worker import run as worker_run
 from ..worker import script
 from ..workload import Workload, WorkloadError
-from . import keys
+from . import keys, locations
 from . import manifest as mf
 from .fingerprint import Fingerprint
 from .plan import WARM, Plan, PlanError
@@ -251,9 +251,7 @@ def write_bundle(dest: str, export_dir: str, outcomes: list[Outcome], fp: Finger
 
     dest_path = os.path.abspath(dest)
     os.makedirs(os.path.dirname(dest_path) or ".", exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=".flexdoctor-export.", suffix=".tmp", dir=os.path.dirname(dest_path))
-    os.close(fd)
-    try:
+    with locations.replacing(dest_path, ".flexdoctor-export.") as tmp:
         with zipfile.ZipFile(tmp, "w", compression=zipfile.ZIP_DEFLATED) as zf:
             meta = {"format": BUNDLE_FORMAT, "flexdoctor_version": flexdoctor_version, "created_at": mf.now(),
                     "fingerprint": fp.to_dict(), "configs": []}
@@ -264,13 +262,6 @@ def write_bundle(dest: str, export_dir: str, outcomes: list[Outcome], fp: Finger
                 zf.write(blob, f"artifacts/{i:03d}.bin")
                 meta["configs"].append(out.workload.to_dict())
             zf.writestr("flexdoctor-bundle.json", json.dumps(meta, indent=2, sort_keys=True))
-        os.replace(tmp, dest_path)
-    except BaseException:
-        try:
-            os.unlink(tmp)
-        except OSError:
-            pass
-        raise
     return os.path.getsize(dest_path)
 
 
