@@ -14,7 +14,7 @@ from ..facts import Facts, ProbeError, Skip, ok
 from ..model import Finding, Status
 from ..project import tables as tb
 from ..project.model import DiffusersFacts, ProjectConfig
-from ..text import t
+from ..text import has, t
 from . import _util as u
 from .base import check, fail, passed, skip, warn
 
@@ -116,6 +116,14 @@ def _dynamo_norm(value: Optional[str]) -> str:
     return "no" if text in ("", "NO", "NONE", "DISABLED") else text.lower()
 
 
+def _launch_error(launch: dict) -> str:
+    """The unreadable accelerate config, in the report's language (English in older recordings)."""
+    reason, args = launch.get("accelerate_config_error_reason"), launch.get("accelerate_config_error_args")
+    if reason and isinstance(args, dict) and has(f"probe-error.{reason}"):
+        return t(f"probe-error.{reason}", **args)
+    return str(launch["accelerate_config_error"])
+
+
 def _dynamo(cfg: ProjectConfig) -> tuple[Optional[str], str, list]:
     """(backend, where it comes from, notes) of torch.compile for a SimpleTuner run launched with
     train.sh (project/simpletuner.py docstring): the config's dynamo_backend when it is not "no";
@@ -139,7 +147,7 @@ def _dynamo(cfg: ProjectConfig) -> tuple[Optional[str], str, list]:
             notes.append(t("flex-compiled.training_var_ignored", value=training_var, yaml=yaml_path,
                            source=launch.get("training_dynamo_backend_source") or "?"))
         if launch.get("accelerate_config_error"):
-            notes.append(launch["accelerate_config_error"])
+            notes.append(_launch_error(launch))
             return None, yaml_path, notes
         return (_dynamo_norm(launch.get("accelerate_config_dynamo")),
                 t("flex-compiled.from_yaml", yaml=yaml_path), notes)

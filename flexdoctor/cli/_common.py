@@ -186,7 +186,7 @@ def _project(path: Path, flag: str = "--project"):
     try:
         return load_config(path)
     except ConfigError as exc:
-        raise _usage_error(f"{flag}: {exc}")
+        raise _usage_error(t("cli.file_error", what=flag, error=exc.text()))
 
 
 def renamed(new_value, old_value, new: str, old: str):

@@ -41,7 +41,7 @@ def probe(python: str, config: Union[ProjectConfig, str, None] = None, runtime: 
         try:
             cfg = load_config(config)
         except ConfigError as exc:
-            return ProjectFacts(config=ProbeError(str(exc), kind="error", stage="config"))
+            return ProjectFacts(config=ProbeError.because(exc.reason, kind="error", stage="config", **exc.params))
     env = {k: os.environ[k] for k in ENV_KEYS if k in os.environ}
     if cfg is not None:
         env.update({k: v for k, v in cfg.env.items() if k in ENV_KEYS})

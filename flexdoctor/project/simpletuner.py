@@ -40,6 +40,7 @@ import shlex
 from pathlib import Path
 from typing import Mapping, Optional, Union
 
+from ..text import english, t
 from .model import ProjectConfig
 
 CONFIG_NAMES = (("config.json", "json"), ("config.toml", "toml"), ("config.env", "env"))
@@ -75,7 +76,25 @@ _VAR = re.compile(r"\$(?:\{([A-Za-z_][A-Za-z0-9_]*)\}|([A-Za-z_][A-Za-z0-9_]*))"
 
 
 class ConfigError(ValueError):
-    """A config flexdoctor cannot read: the message names the file (and the key or line)."""
+    """A config flexdoctor cannot read: the message names the file (and the key or line).
+
+    What it says is data, like a ProbeError's (facts.py): ``reason`` names a ``probe-error.<reason>``
+    text of the catalogues (``project.*``, locale/en.project.toml) and ``params`` fill it. ``str()``
+    is that text in English (JSON facts, logs); :meth:`text` words it in the user's language.
+    """
+
+    def __init__(self, reason: str, **params: object) -> None:
+        self.reason = f"project.{reason}"
+        self.params = {k: v if isinstance(v, (int, float)) else str(v) for k, v in params.items()}
+        super().__init__(english(f"probe-error.{self.reason}", **self.params))
+
+    def text(self) -> str:
+        """The message in the report's language (paths, keys and quoted values stay as written)."""
+        return t(f"probe-error.{self.reason}", **self.params)
+
+
+def _strerror(exc: BaseException) -> str:
+    return str(getattr(exc, "strerror", None) or exc)
 
 
 def find_config(path: Union[str, Path], env: Optional[str] = None) -> tuple[Path, str]:
@@ -88,10 +107,10 @@ def find_config(path: Union[str, Path], env: Optional[str] = None) -> tuple[Path
     if p.is_file():
         fmt = {".json": "json", ".toml": "toml", ".env": "env"}.get(p.suffix.lower())
         if fmt is None:
-            raise ConfigError(f"{p}: not a SimpleTuner config (expected config.json, config.toml or config.env)")
+            raise ConfigError("not_a_config", path=p)
         return p, fmt
     if not p.exists():
-        raise ConfigError(f"{p}: no such file or directory")
+        raise ConfigError("no_such_path", path=p)
     candidates = []
     if env and env != "default":
         candidates += [p / "config" / env, p / env]
@@ -100,7 +119,7 @@ def find_config(path: Union[str, Path], env: Optional[str] = None) -> tuple[Path
         for name, fmt in CONFIG_NAMES:
             if (d / name).is_file():
                 return d / name, fmt
-    raise ConfigError(f"{p}: no config.json, config.toml or config.env here or in {p / 'config'}")
+    raise ConfigError("no_config_here", path=p, config_dir=p / "config")
 
 
 def load_config(path: Union[str, Path], env: Optional[str] = None,
@@ -114,7 +133,7 @@ def load_config(path: Union[str, Path], env: Optional[str] = None,
     try:
         text = file.read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError) as exc:
-        raise ConfigError(f"{file}: cannot read it ({getattr(exc, 'strerror', None) or exc})") from None
+        raise ConfigError("unreadable", path=file, error=_strerror(exc)) from None
     options: dict = {}
     sources: dict = {}
     env_vars: dict = {}
@@ -135,7 +154,7 @@ def load_config(path: Union[str, Path], env: Optional[str] = None,
     for key in STRING_OPTIONS:
         value = options.get(key)
         if value is not None and not isinstance(value, (str, int, float)) or isinstance(value, bool):
-            raise ConfigError(f"{file}: {key}: expected a single string, got {json.dumps(value)}")
+            raise ConfigError("not_single_string", path=file, key=key, value=json.dumps(value))
     return ProjectConfig(path=str(file), format=fmt, options=options, sources=sources,
                          env={k: v for k, v in env_vars.items() if k.startswith("DIFFUSERS_") or k in DYNAMO_ENV},
                          env_files=env_files, launch=launch_facts(env_vars, environ, env_files))
@@ -148,7 +167,8 @@ def launch_facts(env_vars: Mapping[str, str], environ: Mapping[str, str], env_fi
     ``*_source`` (the config.env file or "environment"); ``accelerate_config`` (the yaml train.sh
     would pass with --config_file, or None) and ``accelerate_config_source``; ``searched`` (the
     paths looked at); ``accelerate_config_dynamo`` (its dynamo backend as written, None when it
-    names none) or ``accelerate_config_error``; ``accelerate_dynamo_env`` (ACCELERATE_DYNAMO_BACKEND
+    names none) or ``accelerate_config_error`` (in English, with ``accelerate_config_error_reason``
+    and ``_args``: the ConfigError's catalogue text); ``accelerate_dynamo_env`` (ACCELERATE_DYNAMO_BACKEND
     of this environment, which accelerate launch overwrites).
     """
     where = env_files[-1] if env_files else None
@@ -185,7 +205,10 @@ def launch_facts(env_vars: Mapping[str, str], environ: Mapping[str, str], env_fi
         try:
             out["accelerate_config_dynamo"] = accelerate_dynamo_backend(Path(chosen[0]))
         except ConfigError as exc:
+            # English for the JSON facts; reason and args let a check word it in the report's language.
             out["accelerate_config_error"] = str(exc)
+            out["accelerate_config_error_reason"] = exc.reason
+            out["accelerate_config_error_args"] = dict(exc.params)
     return out
 
 
@@ -197,10 +220,10 @@ def accelerate_dynamo_backend(path: Path) -> Optional[str]:
     try:
         text = path.read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError) as exc:
-        raise ConfigError(f"{path}: cannot read it ({getattr(exc, 'strerror', None) or exc})") from None
+        raise ConfigError("unreadable", path=path, error=_strerror(exc)) from None
     data = _load_yaml(path, text)
     if not isinstance(data, dict):
-        raise ConfigError(f"{path}: not an accelerate config (the top level is not a mapping)")
+        raise ConfigError("accelerate_not_mapping", path=path)
     dyn = data.get("dynamo_config")
     if "dynamo_backend" in data:  # the old format, converted exactly as process_config does
         old = data["dynamo_backend"]
@@ -221,7 +244,7 @@ def _load_yaml(path: Path, text: str):
     try:
         return yaml.safe_load(text)
     except yaml.YAMLError as exc:
-        raise ConfigError(f"{path}: not valid YAML ({str(exc).splitlines()[0]})") from None
+        raise ConfigError("bad_yaml", path=path, error=(str(exc).splitlines() or [""])[0]) from None
 
 
 _YAML_LINE = re.compile(r"^( *)([A-Za-z0-9_.-]+):(?:\s+(.*?))?\s*$")
@@ -238,7 +261,7 @@ def _mini_yaml(path: Path, text: str) -> dict:
             continue
         m = _YAML_LINE.match(line)
         if m is None:
-            raise ConfigError(f"{path}: not an accelerate config YAML line: {line[:80]}")
+            raise ConfigError("accelerate_bad_line", path=path, text=line[:80])
         indent, key, value = len(m.group(1)), m.group(2), m.group(3)
         target = out if indent == 0 else out.setdefault(parent or "", {})
         if indent == 0:
@@ -284,11 +307,11 @@ def _load_json(file: Path, text: str) -> dict:
     try:
         data = json.loads(text)
     except ValueError as exc:
-        raise ConfigError(f"{file}: not valid JSON ({exc})") from None
+        raise ConfigError("bad_json", path=file, error=exc) from None
     except RecursionError:
-        raise ConfigError(f"{file}: not valid JSON (nested too deeply to read)") from None
+        raise ConfigError("json_too_deep", path=file) from None
     if not isinstance(data, dict):
-        raise ConfigError(f"{file}: the top level must be an object of options, not {type(data).__name__}")
+        raise ConfigError("json_not_object", path=file, type=type(data).__name__)
     return data
 
 
@@ -298,12 +321,12 @@ def _load_toml(file: Path, text: str) -> dict:
     try:
         return loads(text)
     except TOMLDecodeError as exc:
-        raise ConfigError(f"{file}: not valid TOML ({exc})") from None
+        raise ConfigError("bad_toml", path=file, error=exc) from None
 
 
 def _canonical(key: object, file: Path) -> str:
     if not isinstance(key, str) or not key.strip().lstrip("-"):
-        raise ConfigError(f"{file}: {key!r} is not an option name")
+        raise ConfigError("not_option_name", path=file, key=repr(key))
     return key.strip().lstrip("-")
 
 
@@ -328,7 +351,7 @@ def _parse_env(file: Path, known: dict) -> dict:
     try:
         lines = file.read_text(encoding="utf-8").splitlines()
     except (OSError, UnicodeDecodeError) as exc:
-        raise ConfigError(f"{file}: cannot read it ({getattr(exc, 'strerror', None) or exc})") from None
+        raise ConfigError("unreadable", path=file, error=_strerror(exc)) from None
     out: dict = {}
     scope = dict(known)
     for number, raw in enumerate(lines, 1):
@@ -337,12 +360,12 @@ def _parse_env(file: Path, known: dict) -> dict:
             continue
         m = _ASSIGN.match(line)
         if m is None:
-            raise ConfigError(f"{file}: line {number}: not a KEY=value assignment: {line[:80]}")
+            raise ConfigError("env_not_assignment", path=file, number=number, text=line[:80])
         key, op, value = m.group(1), m.group(2), m.group(3).strip()
         try:
             words = shlex.split(value, comments=True, posix=True)
         except ValueError as exc:
-            raise ConfigError(f"{file}: line {number}: {key}: {exc}") from None
+            raise ConfigError("env_bad_quoting", path=file, number=number, key=key, error=exc) from None
         quoted = value[:1] in ("'", '"')
         text = value[1:-1] if quoted and len(value) > 1 and value[-1] == value[0] else " ".join(words)
         if value[:1] != "'":
@@ -363,12 +386,12 @@ def _apply_env(env_vars: dict, options: dict, sources: dict, file: Path) -> None
     try:
         words = shlex.split(extra)
     except ValueError as exc:
-        raise ConfigError(f"{file}: TRAINER_EXTRA_ARGS: {exc}") from None
+        raise ConfigError("extra_args_bad_quoting", path=file, error=exc) from None
     i = 0
     while i < len(words):
         word = words[i]
         if not word.startswith("--") or len(word) <= 2:
-            raise ConfigError(f"{file}: TRAINER_EXTRA_ARGS: {word!r} is not an --option")
+            raise ConfigError("extra_args_not_option", path=file, word=repr(word))
         key, eq, value = word[2:].partition("=")
         if not eq:
             if i + 1 < len(words) and not words[i + 1].startswith("--"):
