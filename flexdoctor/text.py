@@ -15,6 +15,7 @@ from __future__ import annotations
 import functools
 import os
 import string
+from dataclasses import dataclass
 from importlib import resources
 from typing import Optional
 
@@ -133,6 +134,35 @@ def _fill(key: str, template: Optional[str], kwargs: dict) -> str:
         return string.Formatter().vformat(template, (), _Missing(kwargs))
     except (ValueError, IndexError, AttributeError):  # a stray brace in a translation: show it as written
         return template
+
+
+@dataclass(frozen=True)
+class Said:
+    """Words flexdoctor says, kept as data until shown: a catalogue ``key`` and what fills it.
+
+    A result that outlives the moment it was made (a fleet report written as JSON and as text)
+    holds a Said instead of a string: ``str()`` is the English text (the JSON keeps English),
+    :meth:`text` the report language's (:func:`words` in a renderer)."""
+
+    key: str
+    args: tuple = ()  # (name, value) pairs: hashable, like the frozen results that hold a Said
+
+    @classmethod
+    def of(cls, key: str, /, **args: object) -> "Said":
+        return cls(key, tuple(sorted(args.items())))
+
+    def __str__(self) -> str:
+        return english(self.key, **dict(self.args))
+
+    def text(self) -> str:
+        return t(self.key, **dict(self.args))
+
+
+def words(value: object) -> str:
+    """What ``value`` says in the report language: a :class:`Said` in its words, a string as it is."""
+    if isinstance(value, Said):
+        return value.text()
+    return "" if value is None else str(value)
 
 
 _FIELD = string.Formatter()

@@ -19,6 +19,7 @@ from ..cliutil import check_output as _check_output
 from ..cliutil import split as _split
 from ..cliutil import usage_error as _usage_error
 from ..cliutil import write as _write
+from ..text import t
 from ._common import OutputOpt, PythonOpt, StaticOpt, _color
 
 app = typer.Typer(
@@ -63,7 +64,7 @@ def _renderer(fmt: str):
     try:
         return fleet_common.renderer(fmt)
     except KeyError:
-        raise _usage_error(f"--format {fmt}: choose one of {', '.join(fleet_common.FORMATS)}")
+        raise _usage_error(t("cli.error.format", value=fmt, choices=", ".join(fleet_common.FORMATS)))
 
 
 def _ignore(settings_file: Optional[Path], ignore: Optional[List[str]]) -> list:
@@ -79,7 +80,7 @@ def _ignore(settings_file: Optional[Path], ignore: Optional[List[str]]) -> list:
     try:
         parse_ignore(extra)
     except IgnoreError as exc:
-        raise _usage_error(f"--ignore: {exc}")
+        raise _usage_error(t("cli.file_error", what="--ignore", error=exc))
     return configured + extra
 
 
@@ -89,7 +90,7 @@ def _expect(path: Optional[Path]) -> list:
     try:
         text = path.read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError) as exc:
-        raise _usage_error(f"--expect {path}: {getattr(exc, 'strerror', None) or exc}")
+        raise _usage_error(t("cli.file_error", what=f"--expect {path}", error=getattr(exc, "strerror", None) or exc))
     return [x.strip() for x in text.splitlines() if x.strip() and not x.strip().startswith("#")]
 
 
@@ -150,15 +151,14 @@ def merge(
     _renderer(fmt)
     for p in paths:  # a missing node file is a finding; a missing directory is a typo
         if not os.path.lexists(p) and not p.lower().endswith(".json"):
-            raise _usage_error(f"{p}: no such file or directory")
+            raise _usage_error(t("fleet.cli.no_such_path", path=p))
     _check_output(output)
     _check_output(exclude_file)
     rules = _ignore(settings_file, ignore)
     hosts = _expect(expect)
     report = merge_paths(paths, ignore=rules, expect=hosts, bundle=_bundle(bundle))
     if not report.nodes and not report.node_problems:
-        raise _usage_error("no node report found in " + " ".join(paths)
-                           + " (write them with `flexdoctor check --format json`)")
+        raise _usage_error(t("fleet.cli.no_reports", paths=" ".join(paths)))
     _emit(report, fmt, output, exclude_file, verbose, no_color)
     raise typer.Exit(report.exit_code)
 
@@ -207,16 +207,16 @@ def gather(
 
     _renderer(fmt)
     if backend not in ("auto", "nccl", "gloo"):
-        raise _usage_error(f"--backend {backend}: choose auto, nccl or gloo")
+        raise _usage_error(t("cli.error.choose_from", flag="--backend", value=backend, choices="auto, nccl, gloo"))
     if deep and static:
-        raise _usage_error("--deep runs kernels in the torch runtime: drop --static")
+        raise _usage_error(t("cli.error.deep_facts"))
     # Only rank 0 writes and reads the fleet-wide files: they need to exist on its node alone.
     rank0 = os.environ.get("RANK", "0") == "0"
     if rank0:
         _check_output(output)
         _check_output(exclude_file)
         if reports_dir is not None and not reports_dir.is_dir():
-            raise _usage_error(f"--reports-dir {reports_dir}: no such directory")
+            raise _usage_error(t("fleet.cli.no_such_dir", what=f"--reports-dir {reports_dir}"))
     target = resolve_python(python)
     try:
         node_settings = _check_settings(profile, settings_file)

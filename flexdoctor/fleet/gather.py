@@ -25,7 +25,7 @@ from dataclasses import dataclass, field
 from datetime import timedelta
 from typing import Callable, Optional
 
-from ..text import t
+from ..text import Said, t
 from .load import from_documents
 from .merge import merge
 from .model import FileProblem, FleetReport
@@ -69,7 +69,7 @@ def identity(env: Optional[dict] = None) -> Identity:
         group = int(env["GROUP_RANK"]) if env.get("GROUP_RANK") not in (None, "") else None
         local_world = int(env["LOCAL_WORLD_SIZE"]) if env.get("LOCAL_WORLD_SIZE") not in (None, "") else None
     except ValueError as exc:
-        raise GatherError(f"RANK / WORLD_SIZE / LOCAL_RANK / GROUP_RANK / LOCAL_WORLD_SIZE: {exc}") from None
+        raise GatherError(t("fleet.gather.bad_env", error=exc)) from None
     return Identity(rank, world, local, group, local_world)
 
 
@@ -119,7 +119,7 @@ def _from_store(store, world: int) -> dict:
     return out
 
 
-def build_report(docs: dict, me: Identity, opts: Options, gather_error: Optional[str] = None,
+def build_report(docs: dict, me: Identity, opts: Options, gather_error: Optional[Said] = None,
                  backend: Optional[str] = None) -> FleetReport:
     """Rank 0: the fleet report from the documents of the ranks that checked their node."""
     from . import bundle as bundle_mod
@@ -127,10 +127,10 @@ def build_report(docs: dict, me: Identity, opts: Options, gather_error: Optional
     pairs = [(f"rank {r}", d) for r, d in sorted(docs.items()) if d is not None]
     nodes, problems = from_documents(pairs)
     # The node-checking ranks whose report never arrived (or whose check crashed).
-    problems += [FileProblem(f"rank {r}", "no-report", "its report did not arrive")
+    problems += [FileProblem(f"rank {r}", "no-report", Said.of("fleet.gather.no_report"))
                  for r in me.node_ranks() if docs.get(r) is None]
     match = bundle_mod.match(opts.bundle, nodes) if opts.bundle else None
-    source = f"gather over {me.world} ranks ({backend or '?'})"
+    source = Said.of("fleet.gather.source", world=me.world, backend=backend or "?")
     return merge(nodes, problems, ignore=opts.ignore, expect=opts.expect, bundle=match, source=source,
                  gather_error=gather_error)
 
@@ -155,12 +155,12 @@ def run(opts: Options, check: Callable[[], dict], emit: Callable[[FleetReport, d
         try:
             doc = check()
         except Exception as exc:  # a flexdoctor bug on one node: that node reports nothing, the rest go on
-            log(f"flexdoctor fleet gather: rank {me.rank}: the node check failed: {type(exc).__name__}: {exc}")
+            log(t("fleet.gather.node_check_failed", rank=me.rank, error=f"{type(exc).__name__}: {exc}"))
     backend = _backend(torch, opts.backend)
     state = _State()
 
-    def give_up(reason: str) -> None:
-        """The collective failed or hung: rank 0 reports what it has; every rank ends."""
+    def give_up(reason: Optional[Said]) -> None:
+        """The collective failed (``reason``) or hung (None): rank 0 reports what it has; every rank ends."""
         with state.lock:
             if state.emitted:
                 return
@@ -169,26 +169,27 @@ def run(opts: Options, check: Callable[[], dict], emit: Callable[[FleetReport, d
             docs = _from_store(_store(dist), me.world)
             docs.setdefault(0, doc)
             missing = [r for r in me.node_ranks() if docs.get(r) is None]
-            if reason != "timeout":
+            if reason is not None:
                 error = reason
             elif missing:
-                error = t("fleet.gather.timeout", seconds=f"{opts.timeout:g}", ranks=", ".join(map(str, missing)))
+                error = Said.of("fleet.gather.timeout", seconds=f"{opts.timeout:g}", ranks=", ".join(map(str, missing)))
             else:
-                error = t("fleet.gather.timeout_all", seconds=f"{opts.timeout:g}")
+                error = Said.of("fleet.gather.timeout_all", seconds=f"{opts.timeout:g}")
             try:
                 emit(build_report(docs, me, opts, gather_error=error, backend=backend), docs)
             finally:
                 sys.stdout.flush()
                 sys.stderr.flush()
         else:
-            log(f"flexdoctor fleet gather: rank {me.rank}: {reason}")
+            said = reason.text() if reason is not None else t("fleet.gather.rank_timeout", seconds=f"{opts.timeout:g}")
+            log(t("fleet.gather.rank_gave_up", rank=me.rank, reason=said))
             sys.stderr.flush()
 
     def watchdog() -> None:
         # Rank 0 gives up first and writes the report; the others a little later, so their exit
         # never looks to rank 0 like a crashed peer.
         if not state.done.wait(opts.timeout if me.rank == 0 else opts.timeout + FOLLOWER_GRACE):
-            give_up("timeout")
+            give_up(None)
             os._exit(1)  # a thread stuck in a collective cannot be interrupted any other way
 
     threading.Thread(target=watchdog, name="flexdoctor-gather-watchdog", daemon=True).start()
@@ -224,5 +225,5 @@ def run(opts: Options, check: Callable[[], dict], emit: Callable[[FleetReport, d
         return code
     except Exception as exc:  # the collective itself failed: that is the finding
         state.done.set()
-        give_up(t("fleet.gather.failed", what=f"the {backend} collective", error=f"{type(exc).__name__}: {exc}"))
+        give_up(Said.of("fleet.gather.collective_failed", backend=backend, error=f"{type(exc).__name__}: {exc}"))
         return 1

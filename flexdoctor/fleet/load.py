@@ -9,6 +9,7 @@ import re
 from typing import Iterable, Optional
 
 from ..model import REPORT_SCHEMA_VERSION
+from ..text import Said
 from .model import FileProblem, Node
 from .stack import node_from_report
 
@@ -54,7 +55,7 @@ def classify(path: str, data: bytes) -> tuple[Optional[dict], Optional[FileProbl
     try:
         text = data.decode("utf-8")
     except UnicodeDecodeError:
-        return None, FileProblem(path, "not-json", "not UTF-8 text")
+        return None, FileProblem(path, "not-json", Said.of("fleet.detail.not_utf8"))
     try:
         doc = json.loads(text)
     except ValueError as exc:
@@ -73,25 +74,24 @@ def validate(path: str, doc: object) -> tuple[Optional[dict], Optional[FileProbl
     """``doc`` if it is a node report this flexdoctor reads, else why not."""
     guess = _node_guess(path)
     if not isinstance(doc, dict):
-        return None, FileProblem(path, "foreign", f"a JSON {type(doc).__name__}")
+        return None, FileProblem(path, "foreign", Said.of("fleet.detail.json_type", type=type(doc).__name__))
     if doc.get("kind") == "flexdoctor-fleet":
-        return None, FileProblem(path, "foreign", "a fleet report")
+        return None, FileProblem(path, "foreign", Said.of("fleet.detail.fleet_report"))
     if "results" not in doc or "facts" not in doc:
         if "schema_version" in doc and "host" in doc and "gpu" in doc:
-            return None, FileProblem(path, "foreign", "facts, not a check report (write it with "
-                                                      "`flexdoctor check --format json`)")
-        return None, FileProblem(path, "foreign", "no results and facts")
+            return None, FileProblem(path, "foreign", Said.of("fleet.detail.facts_not_report"))
+        return None, FileProblem(path, "foreign", Said.of("fleet.detail.no_results"))
     if doc.get("schema_version") != REPORT_SCHEMA_VERSION or not isinstance(doc.get("facts"), dict) \
             or not isinstance(doc.get("results"), list):
-        return None, FileProblem(path, "unsupported", f"report schema_version {doc.get('schema_version')!r} "
-                                                      f"(this flexdoctor reads {REPORT_SCHEMA_VERSION})", node=guess)
+        detail = Said.of("fleet.detail.schema", version=repr(doc.get("schema_version")), supported=REPORT_SCHEMA_VERSION)
+        return None, FileProblem(path, "unsupported", detail, node=guess)
     return doc, None
 
 
 def read_one(path: str) -> tuple[Optional[Node], Optional[FileProblem]]:
     try:
         if os.path.isdir(path) or not (os.path.isfile(path) or os.path.islink(path)):
-            return None, FileProblem(path, "foreign", "not a regular file")
+            return None, FileProblem(path, "foreign", Said.of("fleet.detail.not_regular"))
         with open(path, "rb") as fh:
             data = fh.read(MAX_BYTES + 1)
     except FileNotFoundError:
@@ -99,7 +99,7 @@ def read_one(path: str) -> tuple[Optional[Node], Optional[FileProblem]]:
     except OSError as exc:
         return None, FileProblem(path, "unreadable", exc.strerror or str(exc), node=_node_guess(path))
     if len(data) > MAX_BYTES:
-        return None, FileProblem(path, "foreign", f"larger than {MAX_BYTES >> 20} MiB: not a node report")
+        return None, FileProblem(path, "foreign", Said.of("fleet.detail.too_large", size=MAX_BYTES >> 20))
     doc, problem = classify(path, data)
     if problem is not None:
         return None, problem
@@ -144,9 +144,9 @@ def dedupe(nodes: list, problems: list) -> tuple[list, list]:
     out: list = []
     for n in nodes:
         if n.name in seen:
-            problems.append(FileProblem(n.file or n.name, "duplicate",
-                                        f"first: {seen[n.name].file or 'gathered'}",
-                                        node=n.name))
+            first = seen[n.name].file
+            detail = Said.of("fleet.detail.duplicate", file=first) if first else Said.of("fleet.detail.duplicate_gathered")
+            problems.append(FileProblem(n.file or n.name, "duplicate", detail, node=n.name))
             continue
         seen[n.name] = n
         out.append(n)

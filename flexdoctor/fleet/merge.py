@@ -10,6 +10,7 @@ from __future__ import annotations
 from typing import Iterable, Optional, Sequence
 
 from .. import __version__
+from ..text import Said, t
 from .hostlist import natural_key
 from .model import (FIELDS, PRECISIONS, VERSION_FIELDS, BundleMatch, Difference, FileProblem, FleetReport, Group,
                     Node, Outlier)
@@ -28,12 +29,13 @@ def parse_ignore(specs: Iterable[str]) -> dict:
             continue
         name, _, precision = spec.partition(".")
         if name not in FIELDS:
-            raise IgnoreError(f"unknown field {raw!r} (fields: {', '.join(FIELDS)})")
+            raise IgnoreError(t("fleet.ignore.unknown_field", name=repr(raw), fields=", ".join(FIELDS)))
         if precision:
             if precision not in PRECISIONS:
-                raise IgnoreError(f"{raw!r}: after the field name use .minor or .patch")
+                raise IgnoreError(t("fleet.ignore.bad_precision", name=repr(raw)))
             if name not in VERSION_FIELDS:
-                raise IgnoreError(f"{raw!r}: only version fields ({', '.join(VERSION_FIELDS)}) take .{precision}")
+                raise IgnoreError(t("fleet.ignore.not_version_field", name=repr(raw), fields=", ".join(VERSION_FIELDS),
+                                     precision=precision))
             if out.get(name, precision) is None:
                 continue  # the whole field is ignored already
             # .minor ignores more than .patch: the looser wins.
@@ -74,7 +76,7 @@ def describe_ignore(ignore: dict) -> tuple:
 
 def merge(nodes: Sequence[Node], problems: Sequence[FileProblem] = (), ignore: Iterable[str] = (),
           expect: Iterable[str] = (), bundle: Optional[BundleMatch] = None, source: Optional[str] = None,
-          gather_error: Optional[str] = None) -> FleetReport:
+          gather_error: Optional[Said] = None) -> FleetReport:
     """One fleet report. ``expect``: node names that should have reported (one a line from
     ``scontrol show hostnames``); any without a report is a problem and is kept out."""
     rules = parse_ignore(ignore)

@@ -8,7 +8,9 @@ from every real value, so such a node is an outlier until its report is complete
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Optional
+from typing import Optional, Union
+
+from ..text import Said
 
 FLEET_SCHEMA_VERSION = 1
 
@@ -61,7 +63,8 @@ class Node:
 class FileProblem:
     path: str
     kind: str  # one of PROBLEM_KINDS
-    detail: str = ""  # the parser's or the OS's own words
+    # The parser's or the OS's own words, or flexdoctor's (a Said: English in JSON, words() in text).
+    detail: Union[str, Said] = ""
     node: Optional[str] = None  # the node it stands for, when the name tells (DIR/<node>.json)
 
     @property
@@ -124,8 +127,8 @@ class FleetReport:
     ignored: tuple  # what --ignore / the settings loosened or dropped ("python.patch", "cache")
     flexdoctor_version: str
     bundle: Optional[BundleMatch] = None
-    gather_error: Optional[str] = None  # fleet gather: the collective itself failed or hung
-    source: Optional[str] = None  # "merge DIR" / "gather over N ranks (gloo)"
+    gather_error: Optional[Said] = None  # fleet gather: the collective itself failed or hung
+    source: Union[str, Said, None] = None  # the paths merged, or "gather over N ranks (gloo)"
 
     @property
     def failing(self) -> tuple:

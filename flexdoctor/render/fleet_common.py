@@ -7,7 +7,7 @@ from typing import Optional
 
 from ..fleet.hostlist import compress, natural_key
 from ..fleet.model import FleetReport
-from ..text import t
+from ..text import t, words
 
 
 def label(field: str) -> str:
@@ -63,7 +63,7 @@ def majority_line(report: FleetReport) -> Optional[str]:
 
 
 def problem_line(p) -> str:
-    detail = f" ({p.detail})" if p.detail else ""
+    detail = f" ({words(p.detail)})" if p.detail else ""
     line = t("fleet.problem_line", file=p.path, what=t(f"fleet.problem.{p.kind}"), detail=detail)
     if p.excludes_node:
         line += t("fleet.problem_node", node=p.node)

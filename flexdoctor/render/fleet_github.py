@@ -7,7 +7,7 @@ import os
 from typing import Optional
 
 from ..fleet.model import FleetReport
-from ..text import t
+from ..text import t, words
 from . import fleet_common as c
 from . import fleet_markdown
 from .github import annotation, append_step_summary
@@ -18,7 +18,7 @@ def render(report: FleetReport, step_summary: Optional[str] = None, exclude_file
     title = t("fleet.heading")
     lines = []
     if report.gather_error:
-        lines.append(annotation("error", title, t("fleet.gather_error", error=report.gather_error)))
+        lines.append(annotation("error", title, t("fleet.gather_error", error=words(report.gather_error))))
     for hosts, findings_count, findings in c.failing_groups(report):
         body = "\n".join(t("fleet.finding_line", id=f.id, symbol=f.symbol, message=f.message)
                          + (f"\nFix: {f.fix_summary}" if f.fix_summary else "")

@@ -7,6 +7,11 @@ import json
 from ..fleet.model import FLEET_SCHEMA_VERSION, FleetReport
 
 
+def _english(value):
+    """A Said (flexdoctor's words) as its English text: the JSON is a contract, never translated."""
+    return None if value is None else str(value)
+
+
 def _finding(f) -> dict:
     return {"id": f.id, "symbol": f.symbol, "title": f.title, "status": f.status, "message": f.message,
             "fix": {"summary": f.fix_summary, "commands": list(f.fix_commands)} if f.fix_summary else None}
@@ -39,7 +44,7 @@ def to_dict(report: FleetReport) -> dict:
         "flexdoctor_version": report.flexdoctor_version,
         "ok": report.ok,
         "exit_code": report.exit_code,
-        "source": report.source,
+        "source": _english(report.source),
         "fields": list(report.fields),
         "ignored": list(report.ignored),
         "counts": report.counts(),
@@ -52,11 +57,11 @@ def to_dict(report: FleetReport) -> dict:
                                       for d in o.differences]} for o in report.outliers],
         "failing": [{"node": n.name, "file": n.file, "findings": [_finding(f) for f in n.findings]}
                     for n in report.failing],
-        "problems": [{"file": p.path, "kind": p.kind, "detail": p.detail, "node": p.node,
+        "problems": [{"file": p.path, "kind": p.kind, "detail": str(p.detail), "node": p.node,
                       "excluded": p.excludes_node} for p in report.problems],
         "exclude": list(report.exclude),
         "bundle": bundle,
-        "gather_error": report.gather_error,
+        "gather_error": _english(report.gather_error),
         "nodes": nodes,
     }
 

@@ -6,7 +6,7 @@ from typing import Optional
 
 from ..fleet.hostlist import compress
 from ..fleet.model import FleetReport
-from ..text import t
+from ..text import t, words
 from . import fleet_common as c
 
 
@@ -19,7 +19,7 @@ def render(report: FleetReport, exclude_file: Optional[str] = None, **_: object)
     if report.ignored:
         lines += [t("fleet.ignored", fields=", ".join(f"`{x}`" for x in report.ignored)), ""]
     if report.gather_error:
-        lines += [f"**{t('fleet.gather_error', error=report.gather_error)}**", ""]
+        lines += [f"**{t('fleet.gather_error', error=words(report.gather_error))}**", ""]
     majority = c.majority_line(report)
     if majority:
         g = report.majority_group

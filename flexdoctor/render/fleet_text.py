@@ -7,7 +7,7 @@ from typing import Optional
 
 from ..fleet.hostlist import compress
 from ..fleet.model import FleetReport
-from ..text import t
+from ..text import t, words
 from . import fleet_common as c
 
 
@@ -29,13 +29,13 @@ def render(report: FleetReport, width: Optional[int] = None, color: bool = False
     def command(cmd: str, indent: int) -> None:  # never wrapped: copy-paste must work
         con.print(Text(" " * indent + "$ " + cmd, style="cyan"), soft_wrap=True)
 
-    head = t("fleet.heading") + (f" ({t('fleet.source', source=report.source)})" if report.source else "")
+    head = t("fleet.heading") + (f" ({t('fleet.source', source=words(report.source))})" if report.source else "")
     line(head, "bold")
     line(c.headline(report), "bold red" if not report.ok else "bold green")
     if report.ignored:
         line(t("fleet.ignored", fields=", ".join(report.ignored)), "dim")
     if report.gather_error:
-        line(t("fleet.gather_error", error=report.gather_error), "bold red")
+        line(t("fleet.gather_error", error=words(report.gather_error)), "bold red")
     con.print()
 
     majority = c.majority_line(report)
