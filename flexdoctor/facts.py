@@ -470,25 +470,28 @@ class Facts:
 
     @classmethod
     def load(cls, data: object) -> "Facts":
-        """Facts from a recorded document, checked: ValueError says what is wrong with it."""
+        """Facts from a recorded document, checked: ValueError says what is wrong with it (in the
+        user's language: it is shown as a usage error, ``check --from-facts FILE``)."""
+        from .text import t
+
         if not isinstance(data, dict):
-            raise ValueError("not a flexdoctor facts document (run `flexdoctor facts --format json --raw`)")
+            raise ValueError(t("facts-load.not_facts"))
         if data.get("schema_version") != FACTS_SCHEMA_VERSION:
-            raise ValueError(f"unsupported facts schema_version {data.get('schema_version')!r} "
-                             f"(this flexdoctor reads {FACTS_SCHEMA_VERSION})")
+            raise ValueError(t("facts-load.schema", version=repr(data.get("schema_version")),
+                               supported=FACTS_SCHEMA_VERSION))
         missing = [k for k in ("host", "gpu", "python", "torch", "torch_runtime", "toolchain") if k not in data]
         if missing:
-            raise ValueError(f"not a flexdoctor facts document: no {', '.join(missing)}")
+            raise ValueError(t("facts-load.missing", sections=", ".join(missing)))
         try:
             facts = cls.from_dict(data)
         except (TypeError, KeyError, AttributeError) as exc:
-            raise ValueError(f"malformed facts: {exc}") from None
+            raise ValueError(t("facts-load.malformed", error=exc)) from None
         hints = typing.get_type_hints(cls)
         for f in dataclasses.fields(cls):
             value = getattr(facts, f.name)
             allowed = tuple(a for a in typing.get_args(hints[f.name]) if isinstance(a, type)) or (object,)
             if value is not None and not isinstance(value, allowed):
-                raise ValueError(f"malformed facts: '{f.name}' is a {type(value).__name__}")
+                raise ValueError(t("facts-load.wrong_type", section=f.name, type=type(value).__name__))
         return facts
 
 

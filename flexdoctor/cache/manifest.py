@@ -26,7 +26,7 @@ import os
 from dataclasses import dataclass, field
 from typing import Any, Iterable, Mapping, Optional
 
-from ..text import t
+from ..text import english, t
 from ..workload import Workload, WorkloadError
 from . import locations
 from .fingerprint import Fingerprint
@@ -48,6 +48,20 @@ def compare(old: Mapping, new: Mapping) -> list[tuple[str, object, object]]:
 
 def now() -> str:
     return _dt.datetime.now(_dt.timezone.utc).replace(microsecond=0).isoformat()
+
+
+class ManifestError(ValueError):
+    """A manifest flexdoctor cannot read. Its words are data, like a ProbeError's: ``reason`` names a
+    ``probe-error.<reason>`` text (``manifest.*``, locale/en.manifest.toml) filled with ``params``;
+    ``str()`` is English (the facts JSON), :meth:`text` the user's language (warm-cache, reports)."""
+
+    def __init__(self, reason: str, **params: object) -> None:
+        self.reason = f"manifest.{reason}"
+        self.params = {k: v if isinstance(v, (int, float)) else str(v) for k, v in params.items()}
+        super().__init__(english(f"probe-error.{self.reason}", **self.params))
+
+    def text(self) -> str:
+        return t(f"probe-error.{self.reason}", **self.params)
 
 
 # --------------------------------------------------------------------------- the typed manifest
@@ -131,10 +145,10 @@ class Manifest:
     def from_dict(cls, data: Any, where: str = "manifest") -> "Manifest":
         """Read any format in READS. ValueError: not a flexdoctor manifest, or a newer one."""
         if not isinstance(data, Mapping) or not isinstance(data.get("fingerprint"), Mapping):
-            raise ValueError(t("manifest.not_ours", where=where))
+            raise ManifestError("not_ours", where=where)
         fmt = data.get("format", 1)
         if fmt not in READS:
-            raise ValueError(t("manifest.too_new", where=where, format=repr(fmt), reads=", ".join(map(str, READS))))
+            raise ManifestError("too_new", where=where, format=repr(fmt), reads=", ".join(map(str, READS)))
         configs, bad = [], 0
         for raw in data.get("configs") or []:
             try:
@@ -176,26 +190,28 @@ class Manifest:
 
 
 def load(root: str) -> Optional[Manifest]:
-    """The typed manifest of ``root``; None when there is none; ValueError when unreadable."""
+    """The typed manifest of ``root``; None when there is none; ManifestError when unreadable."""
     data = read(root)
     return None if data is None else Manifest.from_dict(data, locations.manifest_path(root))
 
 
 def read(root: str) -> Optional[dict]:
     """The manifest in ``root`` as JSON data, or None when there is none. Raises ValueError when it
-    is not a flexdoctor manifest (unreadable JSON or wrong shape)."""
+    is not a flexdoctor manifest (unreadable JSON or wrong shape): a ManifestError, a ValueError."""
     path = locations.manifest_path(root)
     try:
         with open(path, encoding="utf-8") as fh:
             data = json.load(fh)
     except FileNotFoundError:
         return None
-    except (OSError, ValueError) as exc:
-        raise ValueError(f"{path}: {exc}") from exc
+    except OSError as exc:
+        raise ManifestError("unreadable", where=path, error=exc.strerror or exc) from exc
+    except ValueError as exc:  # not JSON, or not UTF-8
+        raise ManifestError("not_json", where=path, error=exc) from exc
     except RecursionError:
-        raise ValueError(t("manifest.too_deep", where=path)) from None
+        raise ManifestError("too_deep", where=path) from None
     if not isinstance(data, dict) or not isinstance(data.get("fingerprint"), dict):
-        raise ValueError(t("manifest.not_ours", where=path))
+        raise ManifestError("not_ours", where=path)
     return data
 
 

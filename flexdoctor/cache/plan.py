@@ -279,6 +279,8 @@ def gather(req: WarmRequest, configs: list, table: Mapping, read_interp: Callabl
     if os.path.isdir(root):
         try:
             out["manifest"] = mf.load(root)
+        except mf.ManifestError as exc:
+            out["manifest_error"] = exc.text()
         except ValueError as exc:
             out["manifest_error"] = str(exc)
     switches_set = any(env.get(n) is not None for n in envflags.NAMES)

@@ -80,6 +80,8 @@ def location(loc: locations.Location, deadline: float) -> CacheLocation:
 def _manifest(root: str):
     try:
         m = mf.load(root)
+    except mf.ManifestError as exc:  # English in the JSON facts, worded by the report (probe_error_text)
+        return ProbeError.because(exc.reason, kind="garbage", stage="manifest", **exc.params)
     except ValueError as exc:
         return ProbeError(str(exc), kind="garbage", stage="manifest")
     if m is None:
