@@ -43,20 +43,17 @@ class PlanError(ValueError):
 
 # --------------------------------------------------------------------------- presets
 
-PRESETS: dict[str, tuple[str, list[dict]]] = {
-    "llm-causal": ("decoder LLM training: bf16, 32 query / 8 KV heads (GQA), d=128, L=4096, causal, fwd+bwd",
-                   [dict(dtype="bf16", heads=32, kv_heads=8, head_dim=128, seq_len=4096, mask="causal")]),
-    "llm-packed": ("LLM with packed documents and a sliding window: bf16, GQA 32/8, d=128, L=4096",
-                   [dict(dtype="bf16", heads=32, kv_heads=8, head_dim=128, seq_len=4096, mask="document:8"),
-                    dict(dtype="bf16", heads=32, kv_heads=8, head_dim=128, seq_len=4096, mask="sliding:1024")]),
-    "diffusers": ("diffusion transformer (Flux/Wan style): bf16, 24 heads, d=128, L=4096, no mask, fwd+bwd",
-                  [dict(dtype="bf16", heads=24, head_dim=128, seq_len=4096, mask="none")]),
-    "sweep": ("bf16 and fp16 x head dims 64 and 128 x causal and none (8 configs), B=2 H=16 L=2048, fwd+bwd",
-              [dict(dtype=dt, head_dim=d, mask=m, batch=2, heads=16, seq_len=2048)
-               for dt in ("bf16", "fp16") for d in (64, 128) for m in ("causal", "none")]),
-    "cpu-smoke": ("tiny CPU inference config for CI: fp32, B=1 H=2 L=128 d=16, causal, forward only",
-                  [dict(dtype="fp32", batch=1, heads=2, seq_len=128, head_dim=16, mask="causal",
-                        device="cpu", backward=False)]),
+# Name -> the configs it warms. What each is for is the catalogue's `warm-preset.<name>` text
+# (locale/en.views.toml), shown by --list-presets in the user's language.
+PRESETS: dict[str, list[dict]] = {
+    "llm-causal": [dict(dtype="bf16", heads=32, kv_heads=8, head_dim=128, seq_len=4096, mask="causal")],
+    "llm-packed": [dict(dtype="bf16", heads=32, kv_heads=8, head_dim=128, seq_len=4096, mask="document:8"),
+                   dict(dtype="bf16", heads=32, kv_heads=8, head_dim=128, seq_len=4096, mask="sliding:1024")],
+    "diffusers": [dict(dtype="bf16", heads=24, head_dim=128, seq_len=4096, mask="none")],
+    "sweep": [dict(dtype=dt, head_dim=d, mask=m, batch=2, heads=16, seq_len=2048)
+              for dt in ("bf16", "fp16") for d in (64, 128) for m in ("causal", "none")],
+    "cpu-smoke": [dict(dtype="fp32", batch=1, heads=2, seq_len=128, head_dim=16, mask="causal",
+                       device="cpu", backward=False)],
 }
 
 # Settings that describe a workload's shape (each may be a list: one config per value).
@@ -70,7 +67,7 @@ def preset(name: str, device: Optional[str] = None) -> list[Workload]:
     key = name.strip().lower()
     if key not in PRESETS:
         raise PlanError(t("warm.error.unknown_preset", name=name, choices=", ".join(PRESETS)))
-    return [make(**{"device": device, **raw} if device and "device" not in raw else raw) for raw in PRESETS[key][1]]
+    return [make(**{"device": device, **raw} if device and "device" not in raw else raw) for raw in PRESETS[key]]
 
 
 def product(values: Mapping) -> list[Workload]:

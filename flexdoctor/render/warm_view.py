@@ -13,7 +13,7 @@ import shlex
 import time
 from typing import Any, Callable, Optional
 
-from ..text import has, human_bytes, seconds, t
+from ..text import human_bytes, seconds, t
 
 STATUS_KEYS = {"failed": "failed", "missed": "missed", "already warm": "already_warm",
                "warm (verified)": "verified", "compiled": "compiled"}
@@ -221,8 +221,7 @@ def _why_compiled(plan: Any, console: Any) -> None:
 def presets(table: dict, name_of: Callable[[dict], str]) -> str:
     """``--list-presets``: each preset, what it is for, and the configs it warms."""
     out = []
-    for name, (doc, cfgs) in table.items():
-        doc = t(f"warm-preset.{name}") if has(f"warm-preset.{name}") else doc  # no catalogue text yet: the table's
-        out.append(f"{name:12s} {doc}")
+    for name, cfgs in table.items():
+        out.append(f"{name:12s} {t(f'warm-preset.{name}')}")
         out += [f"{'':12s}   {name_of(raw)}" for raw in cfgs]
     return "\n".join(out) + "\n"
