@@ -309,9 +309,13 @@ class SdpaBackendRun:
     usable: Optional[bool] = None  # torch.backends.cuda.can_use_*; None: not asked (CPU, math)
     reasons: list = field(default_factory=list)  # refusal reasons in torch's own words
     ran: Optional[bool] = None
-    error: Optional[str] = None
+    error: Optional[str] = None  # torch's words, or the English text of error_code
     rel_error: Optional[float] = None  # ||out - ref|| / ||ref|| against float64
     nan: Optional[bool] = None
+    # Why it did not run when flexdoctor says it (the worker cannot import flexdoctor, so it sends
+    # a code): the catalogue's worker-reason.<code> filled with error_args.
+    error_code: Optional[str] = None
+    error_args: dict = field(default_factory=dict)
 
 
 @dataclass(frozen=True)

@@ -33,6 +33,13 @@ def _last_line(text: Optional[str]) -> str:
     return lines[-1][:300] if lines else "?"
 
 
+def _backend_error(b) -> str:
+    """Why an SDPA backend did not run: flexdoctor's reason in the report's language, else torch's words."""
+    if b.error_code and u.has(f"worker-reason.{b.error_code}") and isinstance(b.error_args, dict):
+        return u.t(f"worker-reason.{b.error_code}", **b.error_args)
+    return _last_line(b.error)
+
+
 # FlashAttention-3 is not on PyPI (its flash_attn_3 0.0.0 there is a placeholder): it installs from
 # the hopper/ directory of the repository, whose setup.py names the distribution flash_attn_3.
 _FA3_SOURCE = '"flash_attn_3 @ git+https://github.com/Dao-AILab/flash-attention.git#subdirectory=hopper"'
@@ -152,7 +159,7 @@ def deep_sdpa_backends(facts: Facts) -> Finding:
         if d.device == "cuda":
             for b in run.backends:
                 if not b.ran and b.backend != "math":
-                    reason = (b.reasons or [_last_line(b.error)])[0]
+                    reason = (b.reasons or [_backend_error(b)])[0]
                     refusals.append(u.t("deep-sdpa-backends.refusal", dtype=run.dtype, backend=b.backend,
                                         reason=reason))
         if run.default_ok is False:
@@ -170,7 +177,7 @@ def deep_sdpa_backends(facts: Facts) -> Finding:
                                  _fix_for("\n".join(reasons), "deep-sdpa-math-only", facts),
                                  dtype=run.dtype, reason=reasons[0] if reasons else "?"))
         elif flash is not None and not flash.ran and run.dtype == "float16":
-            reason = (flash.reasons or [_last_line(flash.error)])[0]
+            reason = (flash.reasons or [_backend_error(flash)])[0]
             # The concrete fix for what was seen here (FDE107 explains sm7x in general).
             fix = kb.fix("deep-sdpa-flash-refused", python=u.python_cmd(facts))
             problems.append(warn("deep-sdpa-backends.flash_refused", fix, dtype=run.dtype, reason=reason,

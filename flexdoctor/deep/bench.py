@@ -16,7 +16,7 @@ import time
 from dataclasses import dataclass, field
 from typing import Callable, Optional
 
-from ..text import t
+from ..text import english, has, t
 from ..worker import run as worker_run
 from ..worker import script
 from ..workload import Workload, make
@@ -74,7 +74,11 @@ class Measurement:
     extra_bytes: Optional[int] = None
     first_call_s: Optional[float] = None
     compiled: Optional[bool] = None
-    reason: Optional[str] = None
+    reason: Optional[str] = None  # torch's own words, or the English text of reason_code
+    # Why it is unavailable when flexdoctor says it (the worker cannot import flexdoctor, so it
+    # sends a code): the catalogue's worker-reason.<code> filled with reason_args.
+    reason_code: Optional[str] = None
+    reason_args: dict = field(default_factory=dict)
     # The worker process died on this item (status timeout, crash or error): the stage it was in.
     # The words come at rendering (render/bench_view.died_reason), so the JSON holds data only.
     died_in: Optional[str] = None
@@ -197,3 +201,11 @@ def _fill(m: Measurement, data: dict) -> None:
     for f in dataclasses.fields(Measurement):
         if f.name in data and f.name not in ("case", "impl", "mode"):
             setattr(m, f.name, data[f.name])
+    if m.reason_code and not m.reason:  # the JSON keeps an English reason, as before
+        m.reason = reason_english(m.reason_code, m.reason_args)
+
+
+def reason_english(code: str, args: object) -> str:
+    """A worker's reason code in English (JSON); a code this flexdoctor has no words for, as it is."""
+    key = f"worker-reason.{code}"
+    return english(key, **args) if has(key) and isinstance(args, dict) else code

@@ -16,6 +16,7 @@ from ..facts import DeepFacts, ProbeError, from_jsonable
 from ..worker import run as worker_run
 from ..worker import script
 from ..workload import make
+from .bench import reason_english
 
 SCRIPT = script("_deep_probe.py")
 DEFAULT_TIMEOUT = 300.0
@@ -133,4 +134,8 @@ def _failure(returncode: Optional[int], timed_out: bool, stage: Optional[str], d
 def _facts(data: dict) -> DeepFacts:
     data = dict(data)
     data.setdefault("device", "cpu")
+    for run in data.get("sdpa") or []:
+        for b in (run.get("backends") if isinstance(run, dict) else None) or []:
+            if isinstance(b, dict) and b.get("error_code") and not b.get("error"):  # English for the JSON
+                b["error"] = reason_english(b["error_code"], b.get("error_args"))
     return from_jsonable(DeepFacts, data)

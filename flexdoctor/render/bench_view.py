@@ -9,7 +9,7 @@ import json
 from typing import Optional
 
 from ..deep.bench import MODES, BenchReport, Measurement
-from ..text import t
+from ..text import has, t
 
 
 def _fmt_bytes(n: Optional[int]) -> str:
@@ -41,8 +41,14 @@ def died_reason(m: Measurement) -> Optional[str]:
 
 
 def reason_text(m: Measurement) -> str:
-    """The reason shown beside a status: the worker's death in words, or torch's own words."""
-    return died_reason(m) or (m.reason or "")
+    """The reason shown beside a status: the worker's death in words, flexdoctor's reason in the
+    report's language, or torch's own words."""
+    died = died_reason(m)
+    if died:
+        return died
+    if m.reason_code and has(f"worker-reason.{m.reason_code}") and isinstance(m.reason_args, dict):
+        return t(f"worker-reason.{m.reason_code}", **m.reason_args)
+    return m.reason or ""
 
 
 def _by_case(report: BenchReport) -> list:

@@ -34,7 +34,13 @@ def short_error(exc):
 
 
 class Unavailable(Exception):
-    pass
+    """This implementation cannot run here. ``text``: torch's (or flash-attn's) own words; or
+    ``code`` and its values, which the parent words in the user's language (the catalogue's
+    ``worker-reason.<code>``: this script cannot import flexdoctor)."""
+
+    def __init__(self, text=None, code=None, **values):
+        Exception.__init__(self, text or code)
+        self.text, self.code, self.values = text, code, values
 
 
 def is_oom(exc):
@@ -114,9 +120,9 @@ def make_impl(torch, name, case, device, state):
         enum_name, can_use = SDPA[name]
         backend = getattr(SDPBackend, enum_name, None)
         if backend is None:
-            raise Unavailable("SDPBackend.%s does not exist in torch %s" % (enum_name, torch.__version__))
+            raise Unavailable(code="no_sdp_backend", backend=enum_name, torch=str(torch.__version__))
         if device == "cpu" and name in ("sdpa-efficient", "sdpa-cudnn"):
-            raise Unavailable("CUDA only")
+            raise Unavailable(code="cuda_only")
         if device == "cuda" and can_use is not None and getattr(torch.backends.cuda, can_use, None):
             from torch.backends.cuda import SDPAParams
 
@@ -135,7 +141,9 @@ def make_impl(torch, name, case, device, state):
             if not usable:
                 reasons = [str(w.message).split(" (Triggered internally")[0] for w in caught]
                 reasons = [r for r in reasons if r and not r.endswith("because:")]
-                raise Unavailable(reasons[0] if reasons else "refused by torch")
+                if reasons:
+                    raise Unavailable(reasons[0])
+                raise Unavailable(code="refused")
         kwargs = {"is_causal": causal}
         if gqa:
             kwargs["enable_gqa"] = True
@@ -146,16 +154,18 @@ def make_impl(torch, name, case, device, state):
         return run, "bhld"
     if name == "flash-attn":
         if device != "cuda":
-            raise Unavailable("CUDA only")
+            raise Unavailable(code="cuda_only")
         try:
             from flash_attn import flash_attn_func
         except ImportError as exc:
-            raise Unavailable("not installed" if "No module named" in str(exc) else short_error(exc))
+            if "No module named" in str(exc):
+                raise Unavailable(code="not_installed")
+            raise Unavailable(short_error(exc))
 
         def run(q, k, v):
             return flash_attn_func(q, k, v, causal=causal)
         return run, "blhd"
-    raise Unavailable("unknown implementation %r" % name)
+    raise Unavailable(code="unknown_impl", name=name)
 
 
 def bench_one(torch, case, impl, mode, device, gen, cfg, state):
@@ -212,7 +222,10 @@ def bench_one(torch, case, impl, mode, device, gen, cfg, state):
         res["tflops"] = float("%.4g" % (flops / (ms * 1e-3) / 1e12)) if ms > 0 else None
     except Unavailable as exc:
         res["status"] = "unavailable"
-        res["reason"] = str(exc)
+        if exc.code:
+            res["reason_code"], res["reason_args"] = exc.code, exc.values
+        else:
+            res["reason"] = exc.text
     except BaseException as exc:
         if isinstance(exc, KeyboardInterrupt):
             raise

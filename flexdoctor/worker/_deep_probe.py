@@ -162,7 +162,9 @@ def probe_sdpa(torch, device, cfg, gen):
             backend = getattr(SDPBackend, enum_name, None)
             if backend is None:
                 res["ran"] = False
-                res["error"] = "SDPBackend.%s does not exist in torch %s" % (enum_name, torch.__version__)
+                # Worded by the parent (worker-reason.<code> of flexdoctor's catalogues).
+                res["error_code"] = "no_sdp_backend"
+                res["error_args"] = {"backend": enum_name, "torch": str(torch.__version__)}
                 run["backends"].append(res)
                 continue
             with warnings.catch_warnings(record=True) as caught:
