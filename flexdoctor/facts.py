@@ -409,12 +409,15 @@ class AllReduce:
     algbw_gbps: Optional[float] = None  # bytes / seconds / 1e9
     busbw_gbps: Optional[float] = None  # algbw * 2 (n - 1) / n
     correct: Optional[bool] = None  # the sum every rank got is the right one
-    error: Optional[str] = None
+    error: Optional[str] = None  # torch's words, or the English text of error_code
     stage: Optional[str] = None  # where it failed or hung: init | first all-reduce | timing
     hung: bool = False  # a rank did not finish inside the time box
     timeout: Optional[float] = None
     nccl_version: Optional[str] = None
     env: dict = field(default_factory=dict)  # NCCL_* variables in effect
+    # flexdoctor's reason (worker-reason.<code>, filled with error_args) when torch said nothing.
+    error_code: Optional[str] = None
+    error_args: dict = field(default_factory=dict)
 
 
 @dataclass(frozen=True)

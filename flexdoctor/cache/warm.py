@@ -22,7 +22,7 @@ from concurrent.futures import TimeoutError as FutureTimeout
 from dataclasses import dataclass, field
 from typing import Any, Callable, Optional
 
-from ..text import human_bytes, t
+from ..text import has, human_bytes, t
 from ..worker import run as worker_run
 from ..worker import script
 from ..workload import Workload, WorkloadError
@@ -124,6 +124,9 @@ def run_worker(python: str, args: list, env: dict, timeout: float,
     tail = list(wire.other)
     data = wire.result()
     if data is not None:
+        code, args = data.get("error_code"), data.get("error_args")
+        if code and not data.get("error") and has(f"worker-reason.{code}") and isinstance(args, dict):
+            data["error"] = t(f"worker-reason.{code}", **args)  # the worker cannot import flexdoctor's words
         if not data.get("ok") and tail and "log" not in data:
             data["log"] = "\n".join(tail[-20:])
         return data

@@ -15,7 +15,8 @@ from typing import Optional
 
 from ..facts import Facts, MultiGpuFacts, ProbeError, Skip, ok
 from ..model import Finding, Fix
-from ..text import t
+from ..text import has, t
+from ._util import probe_error_text
 from .base import check, fail, passed, skip, warn
 
 # NCCL topo.cc kvDictPciGen: per lane, in units of 100 Mbps; GB/s = width * speed / 80.
@@ -33,7 +34,7 @@ def _multi(facts: Facts) -> MultiGpuFacts:
         # The deep tier ran and found fewer than two GPUs, or it was not run at all.
         raise Skip(t("multi-gpu.single" if facts.deep is not None else "multi-gpu.not_run"))
     if isinstance(m, ProbeError):
-        raise Skip(t("multi-gpu.failed", error=m.message))
+        raise Skip(t("multi-gpu.failed", error=probe_error_text(m)))
     return m
 
 
@@ -248,12 +249,15 @@ def nccl_allreduce(facts: Facts) -> Finding:
     if m.incomplete is not None and (ar is None or ar.seconds is None):
         inc = m.incomplete
         return fail("nccl-allreduce.died", _nccl_fix(), details=tuple((inc.detail or "").splitlines()[-6:]),
-                    message=inc.message)
+                    message=probe_error_text(inc))
     if ar is None:
         return skip("multi-gpu.not_reached")
     if ar.hung:
         return fail("nccl-allreduce.hung", _nccl_fix(), seconds=f"{ar.timeout:g}" if ar.timeout else "?",
                     n=ar.world_size, stage=ar.stage or "?", error=ar.error or "")
+    if ar.error_code and has(f"worker-reason.{ar.error_code}") and isinstance(ar.error_args, dict):
+        return fail("nccl-allreduce.error", _nccl_fix(), n=ar.world_size, stage=ar.stage or "?",
+                    error=t(f"worker-reason.{ar.error_code}", **ar.error_args))
     if ar.error:
         return fail("nccl-allreduce.error", _nccl_fix(), n=ar.world_size, stage=ar.stage or "?",
                     error=ar.error.strip().splitlines()[-1][:400])

@@ -20,6 +20,7 @@ from typing import Callable, Optional
 from ..facts import AllReduce, GpuLink, GpuPair, MultiGpuFacts, ProbeError, from_jsonable
 from ..worker import run as worker_run
 from ..worker import script
+from .bench import reason_english
 
 SCRIPT = script("_multigpu_probe.py")
 DEFAULT_TIMEOUT = 120.0  # the worker's own time box for the all-reduce is 30 s shorter
@@ -240,24 +241,25 @@ def parse(stdout: str, stderr: str, returncode: Optional[int], timed_out: bool =
           nvml_error: Optional[str] = None, nvml_uuids: Optional[list] = None) -> MultiGpuFacts | ProbeError:
     """Facts from the worker's output, whole or partial, joined with the NVML topology."""
     if start_error:
-        return ProbeError(f"could not start the multi-GPU probe: {start_error}", kind="error", stage="start")
+        return ProbeError.because("multigpu_start_failed", kind="error", stage="start", error=start_error)
     wire = worker_run.read(stdout)
     stage, result = wire.stage, wire.result()
     parts = {name: value for name, value in wire.parts if name}
     incomplete = None
     if result is None:
-        where = f" during '{stage}'" if stage else ""
+        # Each reason has a text naming the stage it died in (``..._during``) and one without.
+        during, where = ("_during", {"where": stage}) if stage else ("", {})
         detail = worker_run.tail(stderr, 12) or None
         if timed_out:
-            incomplete = ProbeError(f"the multi-GPU probe did not finish in {timeout:g} s (hung{where})",
-                                    kind="timeout", stage=stage, detail=detail)
+            incomplete = ProbeError.because(f"multigpu_hung{during}", kind="timeout", stage=stage, detail=detail,
+                                            seconds=f"{timeout:g}", **where)
         elif returncode is not None and returncode < 0:
             sig = worker_run.Completed(returncode, "", "").signal_name
-            incomplete = ProbeError(f"the multi-GPU probe crashed ({sig}{where})", kind="crash", stage=stage,
-                                    detail=detail)
+            incomplete = ProbeError.because(f"multigpu_crashed{during}", kind="crash", stage=stage, detail=detail,
+                                            signal=sig, **where)
         else:
-            incomplete = ProbeError(f"the multi-GPU probe exited with status {returncode}{where} without a result",
-                                    kind="error", stage=stage, detail=detail)
+            incomplete = ProbeError.because(f"multigpu_exit{during}", kind="error", stage=stage, detail=detail,
+                                            status=returncode, **where)
         result = {"p2p": parts.get("p2p") or []}
     elif result.get("import_error"):
         return ProbeError(result["import_error"], kind="import-error", stage="import torch")
@@ -275,6 +277,8 @@ def parse(stdout: str, stderr: str, returncode: Optional[int], timed_out: bool =
             torch_p2p[(na, nb)] = bool(item.get("p2p"))
     pairs = [dataclasses.replace(p, p2p=torch_p2p.get((p.a, p.b))) for p in pairs]
     ar = result.get("allreduce")
+    if isinstance(ar, dict) and ar.get("error_code") and not ar.get("error"):  # English for the JSON facts
+        ar = dict(ar, error=reason_english(ar["error_code"], ar.get("error_args")))
     allreduce = from_jsonable(AllReduce, {**ar, "env": result.get("env") or {}}) if isinstance(ar, dict) else None
     return MultiGpuFacts(gpus=list(gpus), pairs=list(pairs), devices=nvml_of, allreduce=allreduce,
                          nvml_error=nvml_error, incomplete=incomplete, seconds=result.get("seconds"))

@@ -161,7 +161,8 @@ def main():
         world = int(cfg.get("world", 2))
     if not dist.is_available() or (backend == "nccl" and not dist.is_nccl_available()):
         out["allreduce"] = {"backend": backend, "world_size": world, "bytes": int(cfg.get("bytes", 1 << 28)),
-                            "error": "this torch has no %s backend" % backend, "stage": "init"}
+                            # worded by the parent (worker-reason.<code> of flexdoctor's catalogues)
+                            "error_code": "no_dist_backend", "error_args": {"backend": backend}, "stage": "init"}
         emit(out)
         return
     cfg = dict(cfg, backend=backend)

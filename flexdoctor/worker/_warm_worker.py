@@ -154,8 +154,9 @@ def compile_one(cfg, export=None):
 
     out["fingerprint"] = fingerprint(torch, device)
     if export and not hasattr(torch.compiler, "save_cache_artifacts"):
-        out["error_kind"] = "no-mega-cache"
-        out["error"] = "torch %s has no torch.compiler.save_cache_artifacts (needs torch >= 2.7)" % torch.__version__
+        out["error_kind"] = "no-mega-cache"  # worded by the parent: worker-reason.<error_code>
+        out["error_code"], out["error_args"] = "no_mega_cache", {"function": "save_cache_artifacts",
+                                                                 "torch": str(torch.__version__)}
         return out
     stage("import flex_attention")
     from torch.nn.attention.flex_attention import create_block_mask, flex_attention
@@ -169,7 +170,7 @@ def compile_one(cfg, export=None):
     backward = bool(cfg.get("backward"))
     if device == "cuda" and not torch.cuda.is_available():
         out["error_kind"] = "no-cuda"
-        out["error"] = "torch.cuda.is_available() is False in %s" % sys.executable
+        out["error_code"], out["error_args"] = "no_cuda", {"python": sys.executable}
         return out
     stage("create_block_mask")
     mask_mod, score_mod = mask_and_score(cfg, torch)
@@ -233,7 +234,8 @@ def import_artifacts(path):
     out["fingerprint"] = fingerprint(torch, "cuda" if torch.cuda.is_available() else "cpu")
     if not hasattr(torch.compiler, "load_cache_artifacts"):
         out["error_kind"] = "no-mega-cache"
-        out["error"] = "torch %s has no torch.compiler.load_cache_artifacts (needs torch >= 2.7)" % torch.__version__
+        out["error_code"], out["error_args"] = "no_mega_cache", {"function": "load_cache_artifacts",
+                                                                 "torch": str(torch.__version__)}
         return out
     import zipfile
 
