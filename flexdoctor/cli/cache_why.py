@@ -59,11 +59,11 @@ def why(
     if argv and argv[0] == "--":
         argv = argv[1:]
     if not argv:
-        raise _usage_error("give the command to run after --, e.g. flexdoctor cache why -- python train.py")
+        raise _usage_error(t("why.error.no_command"))
     if fmt not in ("text", "json"):
-        raise _usage_error(f"--format {fmt}: choose text or json")
+        raise _usage_error(t("cli.error.format", value=fmt, choices="text, json"))
     if timeout is not None and timeout <= 0:
-        raise _usage_error("--timeout must be positive")
+        raise _usage_error(t("cli.error.not_positive", flag="--timeout"))
     _check_output(output)
     env = dict(os.environ)
     if cache_dir is not None:
@@ -74,13 +74,13 @@ def why(
     # (FD504's verdict, exit 2 when another user can write there; a missing dir is made 0700).
     guard_cache_dirs(root, env)
     if keep_trace is not None and keep_trace.exists() and not keep_trace.is_dir():
-        raise _usage_error(f"--keep-trace {keep_trace}: not a directory")
+        raise _usage_error(t("cli.error.not_a_dir", what=f"--keep-trace {keep_trace}"))
     typer.echo(t("why.running", command=" ".join(argv), path=root), err=True)
     # JSON on stdout must stay parseable: the command's own output goes to stderr then.
     to_stderr = sys.stderr.fileno() if fmt == "json" and output is None else None
     result = why_mod.run(argv, root, cache_source=source, timeout=timeout,
                          keep_trace=str(keep_trace) if keep_trace is not None else None, env=env, stdout=to_stderr)
     if not result.started:
-        raise _usage_error(result.error or "the command could not be started")  # not found, not executable
+        raise _usage_error(result.error or t("why.error.not_started"))  # not found, not executable
     _write(why_view.render(result, fmt=fmt, width=shutil.get_terminal_size((100, 24)).columns), output)
     raise typer.Exit(result.exit_code)
