@@ -247,7 +247,7 @@ def _reinstall_hint(include: str, minor: str) -> str:
         return f"uv python install --reinstall {minor}"
     if "conda" in include or "mamba" in include or "miniforge" in include:
         return f"conda install python={minor}"
-    return f"reinstall Python {minor} with the tool that installed it"
+    return t("python-headers.reinstall_any", minor=minor)
 
 
 @check("FD307", "libcuda", area="compiler")

@@ -3,6 +3,7 @@ shown once, as a host list, so a report of 2,000 nodes stays a page long."""
 
 from __future__ import annotations
 
+import re
 from typing import Optional
 
 from ..fleet.hostlist import compress, natural_key
@@ -14,8 +15,25 @@ def label(field: str) -> str:
     return t(f"fleet.field.{field}")
 
 
+# Stack values that are words (fleet/stack.py): stable in the JSON, in the report's language here.
+_VALUE_WORDS = {"none": "none", "not installed": "not_installed", "cold": "cold", "disabled": "disabled",
+                "unreadable": "unreadable"}
+_WARM = re.compile(r"warm (\S+) \((\d+) configs\)")
+_STALE = re.compile(r"stale (\S+)")
+
+
 def value(v: Optional[str]) -> str:
-    return t("fleet.unknown") if v is None else v
+    """A stack value as the report shows it: versions and names as they are, words translated."""
+    if v is None:
+        return t("fleet.unknown")
+    if v in _VALUE_WORDS:
+        return t(f"fleet.value.{_VALUE_WORDS[v]}")
+    warm, stale = _WARM.fullmatch(v), _STALE.fullmatch(v)
+    if warm:
+        return t("fleet.value.warm", id=warm.group(1), count=warm.group(2))
+    if stale:
+        return t("fleet.value.stale", id=stale.group(1))
+    return v
 
 
 def differences(diffs) -> str:

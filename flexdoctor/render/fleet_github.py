@@ -21,7 +21,7 @@ def render(report: FleetReport, step_summary: Optional[str] = None, exclude_file
         lines.append(annotation("error", title, t("fleet.gather_error", error=words(report.gather_error))))
     for hosts, findings_count, findings in c.failing_groups(report):
         body = "\n".join(t("fleet.finding_line", id=f.id, symbol=f.symbol, message=f.message)
-                         + (f"\nFix: {f.fix_summary}" if f.fix_summary else "")
+                         + (f"\n{t('report.fix')}: {f.fix_summary}" if f.fix_summary else "")
                          + "".join(f"\n  $ {cmd}" for cmd in f.fix_commands) for f in findings)
         lines.append(annotation("error", f"{title}: {hosts}", body))
     for hosts, diffs, _n in c.outlier_groups(report):
