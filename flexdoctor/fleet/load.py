@@ -83,7 +83,8 @@ def validate(path: str, doc: object) -> tuple[Optional[dict], Optional[FileProbl
         return None, FileProblem(path, "foreign", Said.of("fleet.detail.no_results"))
     if doc.get("schema_version") != REPORT_SCHEMA_VERSION or not isinstance(doc.get("facts"), dict) \
             or not isinstance(doc.get("results"), list):
-        detail = Said.of("fleet.detail.schema", version=repr(doc.get("schema_version")), supported=REPORT_SCHEMA_VERSION)
+        detail = Said.of("fleet.detail.schema", version=repr(doc.get("schema_version")),
+                         supported=REPORT_SCHEMA_VERSION)
         return None, FileProblem(path, "unsupported", detail, node=guess)
     return doc, None
 
@@ -145,7 +146,8 @@ def dedupe(nodes: list, problems: list) -> tuple[list, list]:
     for n in nodes:
         if n.name in seen:
             first = seen[n.name].file
-            detail = Said.of("fleet.detail.duplicate", file=first) if first else Said.of("fleet.detail.duplicate_gathered")
+            detail = (Said.of("fleet.detail.duplicate", file=first) if first
+                      else Said.of("fleet.detail.duplicate_gathered"))
             problems.append(FileProblem(n.file or n.name, "duplicate", detail, node=n.name))
             continue
         seen[n.name] = n
