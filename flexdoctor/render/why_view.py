@@ -76,9 +76,8 @@ def _verdict_text(v: Verdict, wrap) -> list[str]:
     title = (t("why.graph", id=v.compile_id, frame=v.frame or "?", where=where) if v.compile_id
              else t("why.graph_unknown"))
     rank = t("why.rank", rank=v.rank) if v.rank is not None else ""
-    head = f"{ICONS.get(v.status, '?')} {rank}{title}: {t('why.status.' + v.status)}"
-    if v.status == "hit" and v.via:
-        head += " " + t(f"why.via.{v.via}")
+    status = t(f"why.via.{v.via}") if v.status == "hit" and v.via else t("why.status." + v.status)
+    head = f"{ICONS.get(v.status, '?')} {rank}{title}: {status}"
     out = [head]
     for lk in v.lookups:
         detail = t("why.detail", detail=lk["detail"]) if lk.get("detail") and lk["detail"] != lk["state"] else ""
