@@ -162,8 +162,7 @@ def probe_sdpa(torch, device, cfg, gen):
             backend = getattr(SDPBackend, enum_name, None)
             if backend is None:
                 res["ran"] = False
-                # Worded by the parent (worker-reason.<code> of flexdoctor's catalogues).
-                res["error_code"] = "no_sdp_backend"
+                res["error_code"] = "no_sdp_backend"  # worded by the parent: worker-reason.<code>
                 res["error_args"] = {"backend": enum_name, "torch": str(torch.__version__)}
                 run["backends"].append(res)
                 continue
