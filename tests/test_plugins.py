@@ -83,3 +83,47 @@ def test_plugin_check_that_crashes_is_an_error_not_a_crash(tmp_path):
     site = make_plugin(tmp_path, crashing, "cluster = fdplug:cluster_python")
     r = {x["id"]: x for x in check_json(site)["results"]}["FD950"]
     assert r["status"] == "error" and "plugin bug" in r["message"]
+
+
+# --------------------------------------------------------------------------- the pre-scan
+
+def test_prescan_agrees_with_importlib_metadata_here():
+    """No plugin installed on this machine: the pre-scan says so, and importlib.metadata agrees."""
+    from importlib.metadata import entry_points
+
+    from flexdoctor.checks import GROUP, _maybe_declared
+
+    assert _maybe_declared() == bool(list(entry_points(group=GROUP)))
+    assert _maybe_declared("console_scripts")  # a group that is declared (pytest's own)
+
+
+def test_prescan_finds_a_declaring_distribution(tmp_path, monkeypatch):
+    from flexdoctor.checks import _maybe_declared
+
+    site = make_plugin(tmp_path, GOOD, "cluster = fdplug:cluster_python")
+    monkeypatch.setattr(sys, "path", [str(tmp_path / "nowhere"), str(site)])
+    assert _maybe_declared()
+    (site / "fdplug-1.0.dist-info" / "entry_points.txt").write_text("[console_scripts]\nx = fdplug:main\n")
+    assert not _maybe_declared()
+
+
+def test_prescan_egg_and_odd_cases(tmp_path, monkeypatch):
+    from flexdoctor.checks import _maybe_declared
+
+    egg = tmp_path / "fdplug-1.0-py3.11.egg"
+    (egg / "EGG-INFO").mkdir(parents=True)
+    (egg / "EGG-INFO" / "entry_points.txt").write_text("[flexdoctor.checks]\nx = fdplug:check\n")
+    monkeypatch.setattr(sys, "path", [str(egg)])
+    assert _maybe_declared()  # importlib.metadata reads an .egg folder's EGG-INFO too
+    upper = tmp_path / "site"
+    (upper / "FdPlug-1.0.DIST-INFO").mkdir(parents=True)
+    (upper / "FdPlug-1.0.DIST-INFO" / "entry_points.txt").write_text("[flexdoctor.checks]\n")
+    monkeypatch.setattr(sys, "path", [str(upper)])
+    assert _maybe_declared()  # names compared case-insensitively, as importlib.metadata does
+    archive = tmp_path / "bundle.zip"
+    archive.write_bytes(b"PK\x05\x06" + b"\0" * 18)
+    monkeypatch.setattr(sys, "path", [str(archive)])
+    assert _maybe_declared()  # a zip: unsure, importlib.metadata decides
+    monkeypatch.setattr(sys, "path", [str(tmp_path / "missing"), ""])
+    monkeypatch.chdir(tmp_path)
+    assert not _maybe_declared()

@@ -234,3 +234,35 @@ def test_toolchain_checks_on_gpu_fixture(clean_toolchain_env, monkeypatch, tmp_p
     assert r["FD403"].status == Status.WARN and "not a directory" in r["FD403"].message
     assert r["FD304"].status == Status.FAIL and "/nonexistent/cc" in r["FD304"].message
     assert_clean_report(facts)
+
+
+# --------------------------------------------------------------------------- NVML without pynvml
+
+def test_gpu_probe_shortcut_says_what_pynvml_says(monkeypatch):
+    """Without libnvidia-ml.so.1 the GPU probe answers before importing pynvml, word for word as
+    pynvml's own nvmlInit failure (with the GPU driver installed the shortcut is not taken)."""
+    import ctypes
+
+    from flexdoctor.probes import gpu
+
+    try:
+        ctypes.CDLL("libnvidia-ml.so.1")
+        pytest.skip("the NVIDIA driver's NVML is installed here")
+    except OSError:
+        pass
+    fast = gpu.probe()
+    assert fast.nvml == "no-library" and fast.nvml_error == gpu.LIBRARY_NOT_FOUND
+    monkeypatch.setattr(gpu, "_no_library", lambda: False)  # the pynvml path
+    assert gpu.probe() == fast
+
+
+def test_gpu_probe_shortcut_only_on_a_failed_dlopen(monkeypatch):
+    import ctypes
+
+    from flexdoctor.probes import gpu
+
+    calls = []
+    monkeypatch.setattr(ctypes, "CDLL", lambda name: calls.append(name) or object())
+    assert gpu._no_library() is False and calls == ["libnvidia-ml.so.1"]
+    monkeypatch.setattr(gpu.sys, "platform", "win32")
+    assert gpu._no_library() is False and calls == ["libnvidia-ml.so.1"]  # Windows: pynvml decides

@@ -168,7 +168,6 @@ def main() -> None:
 
     stdout = _streams.guard()
     lifetime.own_signals()
-    _terminal_cells()
     try:
         try:
             code = _invoke()
@@ -203,13 +202,6 @@ def _exit(code) -> None:
 
     gc.freeze()
     sys.exit(code)
-
-
-def _terminal_cells() -> None:
-    """rich measures Devanagari vowel signs as the terminal draws them (render/cells.py)."""
-    from ..render import cells
-
-    cells.install()
 
 
 def _command_word(argv: list) -> Optional[str]:

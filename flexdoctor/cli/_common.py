@@ -36,6 +36,9 @@ def _gather(python: str, static: bool, progress: bool, deep: bool = False, confi
         return gather(python, runtime=not static, deep=deep_probe, config=config, multi_gpu=multi_probe)
     from rich.console import Console
 
+    from ..render._common import terminal_widths
+
+    terminal_widths()
     console = Console(stderr=True)
     with console.status(t("cli.probing_static" if static else "cli.probing")) as status:
         if not deep:
@@ -73,6 +76,9 @@ class Gathering:
         if self.thread.is_alive() and progress and sys.stderr.isatty() and not in_ci():
             from rich.console import Console
 
+            from ..render._common import terminal_widths
+
+            terminal_widths()
             with Console(stderr=True).status(t("cli.probing_static" if self.static else "cli.probing")):
                 while self.thread.is_alive():
                     self.thread.join(0.1)
@@ -264,6 +270,9 @@ def _interactive() -> bool:
 def _console(stderr: bool = False, no_color: bool = False):
     from rich.console import Console
 
+    from ..render._common import terminal_widths
+
+    terminal_widths()
     stream = sys.stderr if stderr else sys.stdout
     color = not no_color and not os.environ.get("NO_COLOR") and not in_ci() and stream.isatty()
     return Console(file=stream, no_color=not color, highlight=False, soft_wrap=False,

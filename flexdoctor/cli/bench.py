@@ -158,6 +158,9 @@ def _run_with_progress(b, target, cases, impls, modes, device, reps, warmup, tim
     from rich.console import Console
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
+    from ..render._common import terminal_widths
+
+    terminal_widths()
     console = Console(stderr=True)
     with Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
                   console=console, transient=True) as progress:

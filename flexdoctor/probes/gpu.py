@@ -6,9 +6,13 @@ broken or a CPU build. NVML ignores CUDA_VISIBLE_DEVICES: it sees the whole mach
 
 from __future__ import annotations
 
+import sys
 from pathlib import Path
 
 from ..facts import GpuDevice, GpuFacts
+
+# str(pynvml.NVMLError(NVML_ERROR_LIBRARY_NOT_FOUND)): what nvmlInit raises when the dlopen fails.
+LIBRARY_NOT_FOUND = "NVML Shared Library Not Found"
 
 
 def _device_nodes() -> bool:
@@ -30,8 +34,25 @@ def _classify(pynvml, exc: Exception) -> str:
     return table.get(value, "error")
 
 
+def _no_library() -> bool:
+    """Linux: does the dlopen pynvml's nvmlInit makes, ``CDLL("libnvidia-ml.so.1")``, fail? Asked
+    first, the same way, so that a machine without the NVIDIA driver does not pay for importing
+    pynvml (~15 ms of a ~0.2 s ``check --static``) only to hear it. Elsewhere: False (ask pynvml)."""
+    if not sys.platform.startswith("linux"):
+        return False
+    import ctypes
+
+    try:
+        ctypes.CDLL("libnvidia-ml.so.1")
+    except OSError:
+        return True
+    return False
+
+
 def probe() -> GpuFacts:
     nodes = _device_nodes()
+    if _no_library():
+        return GpuFacts(nvml="no-library", nvml_error=LIBRARY_NOT_FOUND, device_nodes=nodes)
     try:
         import pynvml
     except ImportError as exc:  # nvidia-ml-py is a dependency; a broken install is still a fact

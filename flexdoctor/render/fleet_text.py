@@ -9,6 +9,7 @@ from ..fleet.hostlist import compress
 from ..fleet.model import FleetReport
 from ..text import t, words
 from . import fleet_common as c
+from ._common import terminal_widths
 
 
 def render(report: FleetReport, width: Optional[int] = None, color: bool = False, verbose: bool = False,
@@ -18,6 +19,7 @@ def render(report: FleetReport, width: Optional[int] = None, color: bool = False
     from rich.padding import Padding
     from rich.text import Text
 
+    terminal_widths()
     buf = io.StringIO()
     con = Console(file=buf, width=width or 100, force_terminal=color, no_color=not color, highlight=False,
                   emoji=False, soft_wrap=False)
