@@ -96,9 +96,9 @@ def main() -> None:
     for name in cmds:
         v = times[name]
         lines.append(
-            f"| `{name}` | {med[name]:.2f} | {min(v):.2f} | {max(v):.2f} | "
-            f"{med[name] / base_import:.2f}× | {med[name] / base_env:.2f}× | "
-            f"{paired(name, 'import torch'):.2f}× | {paired(name, 'python -m torch.utils.collect_env'):.2f}× | "
+            f"| `{name}` | {med[name]:.3f} | {min(v):.2f} | {max(v):.2f} | "
+            f"{med[name] / base_import:.3f}× | {med[name] / base_env:.3f}× | "
+            f"{paired(name, 'import torch'):.3f}× | {paired(name, 'python -m torch.utils.collect_env'):.3f}× | "
             f"{sorted(codes[name])} |"
         )
     text = "\n".join(lines) + "\n"

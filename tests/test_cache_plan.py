@@ -183,3 +183,18 @@ def test_warm_config_flag_and_its_old_spelling(tmp_path):
     assert "--config is now --warm-config" in old.stderr and "--config" not in new.stderr
     both = run("--warm-config", str(f), "--config", str(f))
     assert both.returncode == 2 and "give --warm-config only" in both.stderr
+
+
+def test_gather_counts_the_gpus_nvml_sees(tmp_path):
+    from flexdoctor.facts import GpuDevice, GpuFacts
+
+    devices = [GpuDevice(index=i, name="NVIDIA H200", compute_capability="9.0", memory_total_bytes=(141 - i) << 30)
+               for i in range(2)]
+    req = planner.WarmRequest(python="py", cache_dir=tmp_path / "c")
+    cuda = [SMOKE.replace(device="cuda")]
+    env = planner.gather(req, cuda, {}, lambda py: (None, None),
+                         lambda: GpuFacts(nvml="ok", driver_version="580.1", devices=devices), env={})
+    assert env.gpu_count == 2 and env.has_gpu and env.gpu_memory == 140 << 30
+    none = planner.gather(req, cuda, {}, lambda py: (None, None),
+                          lambda: GpuFacts(nvml="no-library", device_nodes=False), env={})
+    assert none.gpu_count is None and none.has_gpu is False

@@ -266,3 +266,11 @@ def test_gpu_probe_shortcut_only_on_a_failed_dlopen(monkeypatch):
     assert gpu._no_library() is False and calls == ["libnvidia-ml.so.1"]
     monkeypatch.setattr(gpu.sys, "platform", "win32")
     assert gpu._no_library() is False and calls == ["libnvidia-ml.so.1"]  # Windows: pynvml decides
+
+
+def test_hostname_without_socket_is_sockets_answer():
+    import socket
+
+    from flexdoctor.probes import host
+
+    assert host._hostname() == socket.gethostname()

@@ -57,3 +57,30 @@ def test_says_why_a_known_config_compiled_again():
     r.plan = planner.Plan(steps=tuple(steps), env=r.plan.env, jobs=2)
     text = warm_view.render(r, width=160)
     assert "compiled again: 1 config(s) were warmed for another environment (torch 2.11.0+cu130 -> 2.12.0+cu130)" in text
+
+
+def _on_gpus(count, run_argv=None, device="cuda"):
+    r = result()
+    env = planner.WarmEnv(cache_dir="/data/ind", cache_source="--cache-dir", gpu_count=count)
+    steps = tuple(planner.Step(s.workload.replace(device=device), s.action, s.reason) for s in r.plan.steps)
+    r.plan = planner.Plan(steps=steps, env=env, jobs=2, run_argv=run_argv)
+    return warm_view.render(r, width=400)
+
+
+def test_several_gpus_note_that_other_ranks_compile_again():
+    text = _on_gpus(8)
+    assert "this node has 8 GPUs and these configs were compiled on GPU 0" in text
+    assert '--run "torchrun --standalone --nproc-per-node 8 train.py --max-steps 1"' in text
+    assert "this node has" not in _on_gpus(1)  # one GPU: every rank is GPU 0
+    assert "this node has" not in _on_gpus(None)  # NVML could not tell
+    assert "this node has" not in _on_gpus(8, device="cpu")
+    assert "this node has" not in _on_gpus(8, run_argv=("torchrun", "step.py"))  # --run warmed the job itself
+
+
+def test_several_gpus_note_in_japanese(monkeypatch):
+    from flexdoctor import text
+
+    monkeypatch.setattr(text, "_chosen", "ja")
+    out = _on_gpus(4)
+    assert "このノードには GPU が 4 基あり" in out and "this node has" not in out
+    assert "--nproc-per-node 4" in out

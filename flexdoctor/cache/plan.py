@@ -235,6 +235,7 @@ class WarmEnv:
     torch_version: Optional[str] = None  # of --python, from torch/version.py
     has_gpu: Optional[bool] = None  # an NVIDIA GPU (NVML); None: could not tell / not asked
     gpu_memory: Optional[int] = None  # of the smallest GPU
+    gpu_count: Optional[int] = None  # NVIDIA GPUs of this node (NVML, whatever CUDA_VISIBLE_DEVICES says)
     driver: Optional[str] = None
     temporary: bool = False  # under a temporary directory (often wiped on reboot)
 
@@ -302,7 +303,7 @@ def gather(req: WarmRequest, configs: list, table: Mapping, read_interp: Callabl
         if gpu_facts.nvml == "ok":
             mems = [d.memory_total_bytes for d in gpu_facts.devices if d.memory_total_bytes]
             out.update(has_gpu=bool(gpu_facts.devices), gpu_memory=min(mems) if mems else None,
-                       driver=gpu_facts.driver_version)
+                       driver=gpu_facts.driver_version, gpu_count=len(gpu_facts.devices))
         elif gpu_facts.nvml == "no-library" and not gpu_facts.device_nodes:
             out["has_gpu"] = False
     if need_torch:

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import os
 import platform
-import socket
 from pathlib import Path
 
 from ..facts import HostFacts
@@ -125,7 +124,7 @@ def probe() -> HostFacts:
     uname = platform.uname()
     user, uid = _user()
     return HostFacts(
-        hostname=socket.gethostname(),
+        hostname=_hostname(),
         os=uname.system,
         os_release=_os_release(),
         kernel=uname.release,
@@ -139,3 +138,13 @@ def probe() -> HostFacts:
         scheduler={k: os.environ[k] for k in SCHEDULER_ENV if k in os.environ},
         env={k: os.environ[k] for k in RELEVANT_ENV if k in os.environ},
     )
+
+
+def _hostname() -> str:
+    """socket.gethostname() without importing socket (~6 ms of ``check --static``): on POSIX both
+    are the uname nodename (glibc's gethostname is uname); elsewhere ask socket."""
+    if hasattr(os, "uname"):
+        return os.uname().nodename
+    import socket
+
+    return socket.gethostname()

@@ -207,7 +207,19 @@ def render(result: Any, color: bool = False, width: int = 100) -> str:
         console.print(t("warm.temporary"), style="yellow", markup=False)
     if plan.steps and plan.run_argv is None:
         console.print(t("warm.whole_model"), style="dim", markup=False)
+    _other_gpus(plan, console)
     return buf.getvalue()
+
+
+def _other_gpus(plan: Any, console: Any) -> None:
+    """On a node with several GPUs the configs warmed GPU 0 only: Inductor's FX-graph and AOT
+    autograd keys hold the inputs' device with its index (codecache.FxGraphCachePickler pickles
+    TensorMetadata.device; only the SPMD check normalises it) and Inductor keeps Triton kernels per
+    device (runtime/cache_dir_utils.triton_cache_dir: triton/<index>). A torchrun rank on cuda:1
+    therefore compiles again; one `--run` of the job's own launcher warms every rank."""
+    count = plan.env.gpu_count or 0
+    if count > 1 and plan.run_argv is None and any(s.workload.device == "cuda" for s in plan.steps):
+        console.print(t("warm.other_gpus", count=count), style="dim", markup=False)
 
 
 WHY = ("environment-changed", "compile-env-changed", "entries-missing", "not-warm", "manifest-unreadable")
