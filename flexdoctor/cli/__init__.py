@@ -223,19 +223,29 @@ def _only_the_command(argv: list) -> None:
 
 
 def _invoke():
-    """Run the command; its exit code (0 when it returns)."""
+    """Run the command; its exit code (0 when it returns). typer runs without its own error
+    handling (standalone_mode=False) so that click's usage errors are worded here, in the report's
+    language (_click_errors.py); a command's typer.Exit(n) comes back as n."""
+    from . import _click_errors
+
+    click = _click_errors.exceptions()
     try:
         _prefetch(sys.argv[1:])
         _only_the_command(sys.argv[1:])
-        app()
+        code = app(standalone_mode=False)
     except SystemExit as exc:
         return exc.code
+    except typer.Abort:  # a prompt answered with Ctrl-D / Ctrl-C
+        typer.echo(_t("cli.click.aborted"), err=True)
+        return 1
+    except click.ClickException as exc:
+        return _click_errors.show(exc, sys.argv[1:])
     except KeyboardInterrupt:
         return 130
     except Exception as exc:  # a flexdoctor bug: one clear line, never a traceback
         typer.echo(_t("cli.internal_error", error=f"{type(exc).__name__}: {exc}"), err=True)
         return EXIT_USAGE
-    return 0
+    return code if isinstance(code, int) and not isinstance(code, bool) else 0
 
 
 def _stopped(signum) -> None:
