@@ -86,6 +86,7 @@ def test_an_aborted_prompt_is_one_line_and_exit_1(monkeypatch, capsys):
         raise typer.Abort()
 
     monkeypatch.setattr(cli, "app", abort)
+    monkeypatch.setattr(cli, "_only_the_command", lambda argv: None)
     monkeypatch.setattr(sys, "argv", ["flexdoctor", "clear-cache"])
     assert cli._invoke() == 1
     assert capsys.readouterr().err.strip() == "Aborted."
