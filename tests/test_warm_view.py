@@ -84,3 +84,20 @@ def test_several_gpus_note_in_japanese(monkeypatch):
     out = _on_gpus(4)
     assert "このノードには GPU が 4 基あり" in out and "this node has" not in out
     assert "--nproc-per-node 4" in out
+
+
+def test_narrow_terminal_wraps_names_and_keeps_numbers_whole(monkeypatch):
+    """At 100 columns the numbers are never cut ('16.…'); a config's name wraps, whole."""
+    from flexdoctor import text
+
+    for lang in ("en", "ja", "hi"):
+        monkeypatch.setattr(text, "_chosen", lang)
+        out = warm_view.render(result(), width=100)
+        lines = out.splitlines()
+        assert "16.40" in out and "1.20" in out and "…" not in "".join(ln for ln in lines if ln.startswith("│"))
+        from rich.cells import cell_len
+
+        assert max(cell_len(ln) for ln in lines if ln.startswith(("│", "┃"))) <= 100
+        first = "".join(ln.split("│")[1].replace(" ", "") for ln in lines if ln.startswith("│"))
+        for w in (A, B, C):
+            assert w.name.replace(" ", "") in first, (lang, w.name)

@@ -108,16 +108,29 @@ def _table(result: Any, console: Any) -> None:
 
     verified = result.verified
     table = Table(title=t("warm.table_title"), title_justify="left")
-    table.add_column(t("warm.col_config"), no_wrap=True)  # the name is the config's identity: keep it whole
-    table.add_column(t("warm.col_status"), no_wrap=True)
-    table.add_column(t("warm.col_compile"), justify="right")
-    if verified:
-        table.add_column(t("warm.col_warm_first"), justify="right")
-        table.add_column(t("warm.col_hits"), justify="right")
+    # On a narrow terminal the config's name (its identity) wraps onto a second line rather than the
+    # numbers being cut to "16.…": every column but the name keeps its values whole.
+    # (min_width: the widest value, so only the header may wrap; a header in a language written
+    # without spaces cannot, and would squeeze the names otherwise.)
+    rows = []
     for o in result.outcomes:
         row = [o.workload.name, status_word(o.status()), seconds((o.cold or {}).get("first_call_s"))]
         if verified:
             row += [seconds((o.warm or {}).get("first_call_s")), _hits((o.warm or {}).get("counters") or {})]
+        rows.append(row)
+
+    def widest(i: int) -> int:
+        from rich.cells import cell_len
+
+        return max((cell_len(r[i]) for r in rows), default=1)
+
+    table.add_column(t("warm.col_config"), overflow="fold")
+    table.add_column(t("warm.col_status"), no_wrap=True)
+    table.add_column(t("warm.col_compile"), justify="right", min_width=widest(2))
+    if verified:
+        table.add_column(t("warm.col_warm_first"), justify="right", min_width=widest(3))
+        table.add_column(t("warm.col_hits"), justify="right", min_width=min(widest(4), 8))
+    for row in rows:
         table.add_row(*row)
     console.print(table)
 
