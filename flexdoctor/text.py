@@ -53,6 +53,7 @@ _PAIR = re.compile(r"([A-Za-z0-9_-]+)[ \t]*=[ \t]*(?:\"((?:[^\"\\\x00-\x08\x0a-\
                    r"|'([^'\x00-\x08\x0a-\x1f\x7f]*)')[ \t]*(?:#[^\x00-\x08\x0a-\x1f\x7f]*)?")
 _ESCAPES = {"b": "\b", "t": "\t", "n": "\n", "f": "\f", "r": "\r", '"': '"', "\\": "\\"}
 _ESCAPE = re.compile(r"\\(.)")
+_CONTROL = re.compile(r"[\x00-\x08\x0a-\x1f\x7f]")
 
 
 def _simple_catalogue(source: str) -> Optional[dict[str, str]]:
@@ -65,9 +66,13 @@ def _simple_catalogue(source: str) -> Optional[dict[str, str]]:
     flat: dict[str, str] = {}
     tables: set = set()
     prefix = ""
-    for line in source.splitlines():
-        line = line.strip(" \t")
-        if not line or line[0] == "#":
+    for raw in source.split("\n"):  # TOML's newlines only (not str.splitlines' \x0b, \x85, \u2028...)
+        line = (raw[:-1] if raw.endswith("\r") else raw).strip(" \t")
+        if not line:
+            continue
+        if line[0] == "#":
+            if _CONTROL.search(line):
+                return None  # a control character in a comment: the TOML parser rejects the file
             continue
         if line[0] == "[":
             m = _TABLE.fullmatch(line)

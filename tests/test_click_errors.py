@@ -24,7 +24,7 @@ CASES = [  # argv, English, Japanese
     (["check", "--bogus"], "Error: No such option: --bogus", "そのようなオプションはない: --bogus"),
     (["check", "--format"], "Error: Option '--format' requires an argument.", "オプション '--format' には値が必要。"),
     (["check", "extra"], "Error: Got unexpected extra argument(s) (extra)", "余分な引数がある（extra）"),
-    (["warm-cache", "--jobs", "x"], "Error: Invalid value for '--jobs' / '-j': 'x' is not a whole number.",
+    (["warm-cache", "--jobs", "x"], "Error: Invalid value for '--jobs' / '-j': 'x' is not a valid int",  # click's words (int/integer)
      "'--jobs' / '-j' の値が不正: 'x' は整数ではない。"),
     (["fleet", "merge"], "Error: Missing argument 'DIR|FILE...'.", "引数 'DIR|FILE...' が指定されていない。"),
 ]
@@ -65,13 +65,16 @@ def test_a_command_exit_code_comes_through():
     assert done.returncode == 0
 
 
-def test_message_of_an_unknown_click_error_is_kept_as_click_wrote_it():
+def test_message_of_an_unknown_click_error_is_kept_as_click_wrote_it(monkeypatch):
+    from flexdoctor import text
     from flexdoctor.cli import _click_errors as ce
+
+    monkeypatch.setattr(text, "_chosen", "ja")
 
     exc = ce.exceptions().UsageError("something click says")
     assert ce.message(exc) == "something click says"
     bad = ce.exceptions().BadParameter("'q' is fancy.", param_hint="'--x'")
-    assert ce.message(bad) == "Invalid value for '--x': 'q' is fancy."
+    assert ce.message(bad) == "'--x' の値が不正: 'q' is fancy."  # the frame translated, click's detail kept
     assert ce.language_from(["check", "--", "--lang", "ja"]) is None
     assert ce.language_from(["--lang", "hi", "chek"]) == "hi"
 
@@ -89,4 +92,4 @@ def test_an_aborted_prompt_is_one_line_and_exit_1(monkeypatch, capsys):
     monkeypatch.setattr(cli, "_only_the_command", lambda argv: None)
     monkeypatch.setattr(sys, "argv", ["flexdoctor", "clear-cache"])
     assert cli._invoke() == 1
-    assert capsys.readouterr().err.strip() == "Aborted."
+    assert capsys.readouterr().err.strip() == "Aborted!"  # typer's own words, as before

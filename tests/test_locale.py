@@ -277,6 +277,9 @@ def test_fast_catalogue_reader_equals_the_toml_parser_on_every_catalogue():
     'a = "\\e"\n',                       # an escape TOML 1.0 does not have
     'a = 3\n',                           # not a text
     'a = "x" b\n',                       # garbage after the value
+    'a = "x"\rb = "y"\n',                # a lone \r is no TOML newline
+    'a = "x"\x0bb = "y"\n',              # nor \x0b (str.splitlines would split there)
+    '# \x01\na = "x"\n',                  # a control character in a comment
 ])
 def test_fast_catalogue_reader_leaves_anything_else_to_the_toml_parser(source):
     from flexdoctor import text
@@ -293,3 +296,14 @@ def test_fast_catalogue_reader_reads_the_simple_form():
     text._flatten(_toml.loads(source), flat)
     assert text._simple_catalogue(source) == flat == {
         "a.b.x": 'tab\there "q" \\ back', "a.b.y": "lit \\\\n eral", "a.b.z": "", "c.w": "ja: キャッシュ"}
+
+
+@pytest.mark.parametrize("source", ['# c\u2028k = "v"\n', '# x\u2029[t]\nk = "v"\n', 'a = "x"\r\nb = "y"\r\n',
+                                    'a = "x\u2028y"\n'])
+def test_fast_catalogue_reader_splits_lines_as_toml_does(source):
+    from flexdoctor import _toml, text
+
+    flat: dict = {}
+    text._flatten(_toml.loads(source), flat)
+    assert text._simple_catalogue(source) == flat
+

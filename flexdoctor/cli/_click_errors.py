@@ -33,10 +33,11 @@ _PATTERNS = (
     (re.compile(r"Option '(?P<name>[^']+)' requires an argument\.", re.S), "requires_argument"),
     (re.compile(r"Option '(?P<name>[^']+)' requires (?P<count>\d+) arguments\.", re.S), "requires_arguments"),
     (re.compile(r"Option '(?P<name>[^']+)' does not take a value\.", re.S), "takes_no_value"),
+    (re.compile(r"Missing command\.", re.S), "missing_command"),
 )
 # click types' conversion messages (types.py), the part after "Invalid value for '--x': ".
 _DETAILS = (
-    (re.compile(r"'(?P<value>.*)' is not a valid (?:int|integer)\.", re.S), "not_integer"),
+    (re.compile(r"'(?P<value>.*)' is not a valid (?:int|integer)(?: range)?\.", re.S), "not_integer"),
     (re.compile(r"'(?P<value>.*)' is not a valid float(?: range)?\.", re.S), "not_float"),
     (re.compile(r"'(?P<value>.*)' is not a valid boolean\.", re.S), "not_boolean"),
     (re.compile(r"'(?P<value>.*)' is not one of (?P<choices>.+)\.", re.S), "not_choice"),
@@ -67,7 +68,12 @@ def _hint(exc: Any) -> Optional[str]:
 
 
 def message(exc: Any) -> str:
-    """What went wrong, in the report's language where flexdoctor knows click's words."""
+    """What went wrong, in the report's language where flexdoctor knows click's words; in English
+    exactly as click words it (the wording differs between click releases)."""
+    from ..text import language
+
+    if language() == "en":
+        return exc.format_message()
     ce = exceptions()
     if isinstance(exc, ce.NoSuchOption):
         said = t("cli.click.no_such_option", name=exc.option_name)

@@ -37,16 +37,17 @@ PACKAGES = (
 def _metadata():
     """What reads the installed distributions: :class:`_Dists` (a plain scan, ~1 ms) where it is
     sure to answer as importlib.metadata does, else importlib.metadata itself (its import alone
-    costs ~30 ms: it pulls in the email package)."""
+    costs ~30 ms: it pulls in the email package). None before Python 3.8 (no importlib.metadata:
+    the packages are not reported, as before)."""
+    if sys.version_info < (3, 8):
+        return None
     from importlib.machinery import PathFinder
 
     plain = not any(hasattr(f, "find_distributions") and f is not PathFinder for f in sys.meta_path)
     if plain and all(not os.path.isfile(entry) for entry in sys.path if entry):
         return _Dists()
-    try:
-        import importlib.metadata as md
-    except ImportError:  # Python < 3.8 has no importlib.metadata
-        return None
+    import importlib.metadata as md
+
     return md
 
 
@@ -58,9 +59,12 @@ def _normalize(name):
 class _Dists(object):
     """``version``, ``requires`` and ``distribution(...).locate_file`` of importlib.metadata, for
     distributions in folders on ``sys.path`` (no zip, no custom finder: ``_metadata`` checks), found
-    as its ``Lookup`` finds them: the first ``sys.path`` entry that has a ``NAME-*.dist-info`` or
-    ``.egg-info`` folder (names compared normalized), or, for an ``.egg`` folder, its ``EGG-INFO``;
-    the metadata is that folder's METADATA, else PKG-INFO. Missing: LookupError, as importlib does."""
+    as its ``Lookup`` finds them: the first ``sys.path`` entry holding a ``NAME-*.dist-info`` or
+    ``.egg-info`` (folder or, from distutils and old setup.py installs, a single file; names compared
+    normalized), or for an ``.egg`` folder its ``EGG-INFO``. The metadata is read as
+    ``PathDistribution.metadata`` reads it (METADATA, else PKG-INFO, else the .egg-info file itself;
+    an empty one counts as missing) and parsed as email's compat32 parser does (``_parse_headers``).
+    A missing distribution raises LookupError, unreadable metadata an exception: as importlib."""
 
     def __init__(self):
         self._found = {}
@@ -76,48 +80,60 @@ class _Dists(object):
     @staticmethod
     def _search(key):
         for entry in sys.path:
-            root = entry or "."
             try:
-                names = os.listdir(root)
+                names = os.listdir(entry or ".")
             except OSError:
                 continue
             eggs = []
-            egg = os.path.basename(root).lower().endswith(".egg")
+            egg = os.path.basename(entry).lower().endswith(".egg")
             for child in names:
                 low = child.lower()
                 if low.endswith((".dist-info", ".egg-info")):
                     if _normalize(low.rpartition(".")[0].partition("-")[0]) == key:
-                        return root, os.path.join(root, child)
+                        return os.path.join(entry, child)
                 elif egg and low == "egg-info":
-                    base = os.path.basename(root).lower().rpartition(".")[0].partition("-")[0]
+                    base = os.path.basename(entry).lower().rpartition(".")[0].partition("-")[0]
                     if base.replace("-", "_") == key:
-                        eggs.append(os.path.join(root, child))
+                        eggs.append(os.path.join(entry, child))
             if eggs:
-                return root, eggs[0]
+                return eggs[0]
         return None
 
     def _headers(self, name):
-        root, info = self._find(name)
-        for meta in ("METADATA", "PKG-INFO"):
+        info = self._find(name)
+        for meta in ("METADATA", "PKG-INFO", ""):
+            path = os.path.join(info, meta) if meta else info
             try:
-                with open(os.path.join(info, meta), encoding="utf-8", errors="replace") as fh:
+                with open(path, encoding="utf-8") as fh:  # strict, as importlib's read_text
                     text = fh.read()
-            except OSError:
+            except (FileNotFoundError, IsADirectoryError, NotADirectoryError, PermissionError):
                 continue
-            return _parse_headers(text)
+            if text:
+                return _parse_headers(text)
         return []
 
     def version(self, name):
-        for key, value in self._headers(name):
-            if key == "version":
-                return value
-        return None
+        found = [value for key, value in self._headers(name) if key == "version"]
+        if any("\n" in value for value in found):
+            return _importlib().version(name)  # a folded value: re-indented differently per Python
+        return found[0] if found else None
 
     def requires(self, name):
-        return [value for key, value in self._headers(name) if key == "requires-dist"] or None
+        found = [value for key, value in self._headers(name) if key == "requires-dist"]
+        if any("\n" in value for value in found) or (
+                not found and os.path.isfile(os.path.join(self._find(name), "requires.txt"))):
+            return _importlib().requires(name)  # folded, or an egg-info's requires.txt (converted)
+        return found or None
 
     def distribution(self, name):
-        return _Located(self._find(name)[0])
+        return _Located(os.path.dirname(self._find(name)))
+
+
+def _importlib():
+    """importlib.metadata, for the rare metadata whose reading changes between Python releases."""
+    import importlib.metadata as md
+
+    return md
 
 
 class _Located(object):
@@ -128,19 +144,34 @@ class _Located(object):
         return os.path.join(self._root, path)
 
 
+# email.feedparser's header line: a name of printable ASCII but ':' (no space), or a continuation;
+# and its line splitting (NLCRE_crack: \r\n, \r, \n; not str.splitlines' \x0b, \x1c, \u2028...).
+_HEADER = re.compile(r"^(From |[\041-\071\073-\176]*:|[\t ])")
+_LINES = re.compile(r"[^\r\n]*(?:\r\n|\r|\n)|[^\r\n]+$")
+
+
 def _parse_headers(text):
-    """(lower-case name, value) of a METADATA / PKG-INFO file's header block, folded lines joined
-    (RFC 822, as email.parser reads it); the body after the first blank line is not read."""
+    """(lower-case name, value) of the header block as email's compat32 parser leaves it (what
+    importlib.metadata's ``metadata[name]`` returns): lines split at \\r\\n, \\r or \\n only; the
+    block ends at an empty line or at the first line that is no header; a value keeps its trailing
+    blanks and, when folded, its line breaks and indentation (only the last line break is dropped);
+    a continuation with no header before it (first line, after a "From " or ":x" line) is ignored."""
     out = []
-    for line in text.splitlines():
-        if not line:
-            break  # only an empty line ends the headers: a blank one with spaces continues a value
-        if line[:1] in (" ", "\t") and out:
-            out[-1] = (out[-1][0], out[-1][1] + " " + line.strip())
-        elif ":" in line:
-            key, _, value = line.partition(":")
-            out.append((key.strip().lower(), value.strip()))
-    return out
+    current = None
+    for line in _LINES.findall(text):
+        if not _HEADER.match(line):
+            break  # an empty line too: it matches neither a header nor a continuation
+        if line[0] in " \t":
+            if current is not None:
+                current.append(line)
+            continue
+        current = None
+        if line.startswith("From ") or line.startswith(":"):
+            continue  # an envelope line or a header without a name: skipped, as feedparser does
+        name, _, value = line.partition(":")
+        current = [value.lstrip(" \t")]
+        out.append((name.lower(), current))
+    return [(name, "".join(parts).rstrip("\r\n")) for name, parts in out]
 
 
 def _version_py(md):
