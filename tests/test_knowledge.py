@@ -180,3 +180,20 @@ def test_guide_beliefs_are_answered_truthfully():
     assert "warm-cache" in knowledge.get("FDE602").fix
     assert "EFFICIENT_ATTENTION" in knowledge.get("FDE701").fix
     assert "sdpa_kernel" in knowledge.get("FDE702").fix
+
+
+def test_one_entry_is_read_without_parsing_the_whole_knowledge_base(monkeypatch):
+    """get() before anything parsed reads only the file that names the entry, and gives the very
+    entry the full table gives, in every language."""
+    from flexdoctor import knowledge, text
+
+    for lang in ("en", "ja", "hi"):
+        monkeypatch.setattr(text, "_chosen", lang)
+        for ref in ("nvidia-driver-too-old", "FDE101", "flex-on-cpu", "rocm-build"):
+            knowledge._english.cache_clear()
+            knowledge._localized.cache_clear()
+            fast = knowledge.get(ref)
+            assert knowledge._english.cache_info().currsize == 0  # the whole base was not parsed
+            assert fast == knowledge.get(ref) == knowledge.entries()[fast.id]  # now from the full table
+    with pytest.raises(KeyError):
+        knowledge.get("no-such-entry")

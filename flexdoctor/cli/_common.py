@@ -117,18 +117,17 @@ def gathering(python: str, static: bool, config: Optional[str] = None) -> Gather
 
 
 def preload(fmt: str):
-    """Load, while the probes run, what is needed only after them: the words, the knowledge base
-    (TOML parsed once) and the renderer (rich, for text). The torch probe takes seconds, so this
+    """Load, while the probes run, what is needed only after them: the words and the renderer
+    (rich, for text). The torch probe takes seconds, so this
     work leaves the path from its answer to the report. Returns the thread; join it before use."""
     import threading
 
     def work() -> None:
         try:
-            from .. import knowledge, text
+            from .. import text
             from ..render import Format, renderer
 
-            text.catalog(text.language())
-            knowledge.entries()
+            text.catalog(text.language())  # (the knowledge base is read entry by entry: knowledge.get)
             renderer(Format(fmt))
             if fmt == "text":
                 import rich.console  # noqa: F401

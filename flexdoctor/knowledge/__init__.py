@@ -95,17 +95,22 @@ def _localized(lang: str) -> dict[str, Entry]:
     english = _english()
     if lang == "en":
         return english
+    return {eid: _localize(entry, lang) for eid, entry in english.items()}
+
+
+def _localize(entry: Entry, lang: str) -> Entry:
+    """``entry`` with its words in ``lang`` (``kb.<ID>.<field>`` of the catalogues), else English."""
+    if lang == "en":
+        return entry
     words = catalog(lang)
-    out = {}
-    for eid, entry in english.items():
-        changes: dict = {f: words[f"kb.{eid}.{f}"] for f in TRANSLATED
-                         if getattr(entry, f) is not None and words.get(f"kb.{eid}.{f}")}
-        defaults = {name: words[f"kb.{eid}.defaults.{name}"] for name in entry.translate
-                    if words.get(f"kb.{eid}.defaults.{name}")}
-        if defaults:
-            changes["defaults"] = {**entry.defaults, **defaults}
-        out[eid] = dataclasses.replace(entry, **changes) if changes else entry
-    return out
+    eid = entry.id
+    changes: dict = {f: words[f"kb.{eid}.{f}"] for f in TRANSLATED
+                     if getattr(entry, f) is not None and words.get(f"kb.{eid}.{f}")}
+    defaults = {name: words[f"kb.{eid}.defaults.{name}"] for name in entry.translate
+                if words.get(f"kb.{eid}.defaults.{name}")}
+    if defaults:
+        changes["defaults"] = {**entry.defaults, **defaults}
+    return dataclasses.replace(entry, **changes) if changes else entry
 
 
 def english_words() -> dict[str, str]:
@@ -122,27 +127,57 @@ def english_words() -> dict[str, str]:
 
 
 @functools.lru_cache(maxsize=1)
+def _sources() -> tuple:
+    """(file name, text) of every knowledge file, in name order (read, not parsed)."""
+    items = sorted(resources.files(__name__).iterdir(), key=lambda p: p.name)
+    return tuple((item.name, item.read_text(encoding="utf-8")) for item in items if item.name.endswith(".toml"))
+
+
+@functools.lru_cache(maxsize=None)
+def _parse(name: str, text: str) -> tuple:
+    """The entries of one knowledge file, checked on their own."""
+    out = []
+    for raw in toml_loads(text).get("entry", []):
+        raw = dict(raw)
+        for key in ("commands", "patterns", "links", "translate", "near", "overrides", "log_commands"):
+            raw[key] = tuple(raw.get(key, ()))
+        entry = Entry(**raw)
+        unknown = [n for n in entry.translate if n not in entry.defaults]
+        if unknown:
+            raise ValueError(f"{entry.id} in {name}: translate names no default: {', '.join(unknown)}")
+        out.append(entry)
+    return tuple(out)
+
+
+@functools.lru_cache(maxsize=1)
 def _english() -> dict[str, Entry]:
     out: dict[str, Entry] = {}
-    for item in sorted(resources.files(__name__).iterdir(), key=lambda p: p.name):
-        if not item.name.endswith(".toml"):
-            continue
-        for raw in toml_loads(item.read_text(encoding="utf-8")).get("entry", []):
-            raw = dict(raw)
-            for key in ("commands", "patterns", "links", "translate", "near", "overrides", "log_commands"):
-                raw[key] = tuple(raw.get(key, ()))
-            entry = Entry(**raw)
-            unknown = [n for n in entry.translate if n not in entry.defaults]
-            if unknown:
-                raise ValueError(f"{entry.id} in {item.name}: translate names no default: {', '.join(unknown)}")
+    for name, text in _sources():
+        for entry in _parse(name, text):
             if entry.id in out:
-                raise ValueError(f"duplicate knowledge-base id {entry.id} in {item.name}")
+                raise ValueError(f"duplicate knowledge-base id {entry.id} in {name}")
             out[entry.id] = entry
     return out
 
 
+def _one(ref: str) -> Optional[Entry]:
+    """The entry ``ref`` names, parsing only the one file whose text names it (a check's fix needs
+    one entry; parsing all the files was a twentieth of ``check --static``). None when unsure:
+    no file or several name it (an ID in one and a symbol in another), and ``get`` reads them all."""
+    wanted = (f'id = "{ref.upper()}"', f'symbol = "{ref}"')
+    files = [(name, text) for name, text in _sources() if any(w in text for w in wanted)]
+    if len(files) != 1:
+        return None
+    found = [e for e in _parse(*files[0]) if e.id == ref.upper() or e.symbol == ref]
+    return _localize(found[0], language()) if len(found) == 1 else None
+
+
 def get(ref: str) -> Entry:
     """An entry by ID (FDE101) or symbol (nvidia-driver-too-old)."""
+    if _english.cache_info().currsize == 0:  # nothing parsed yet: parse only the file that names it
+        entry = _one(ref)
+        if entry is not None:
+            return entry
     table = entries()
     if ref.upper() in table:
         return table[ref.upper()]
