@@ -197,3 +197,14 @@ def test_one_entry_is_read_without_parsing_the_whole_knowledge_base(monkeypatch)
             assert fast == knowledge.get(ref) == knowledge.entries()[fast.id]  # now from the full table
     with pytest.raises(KeyError):
         knowledge.get("no-such-entry")
+
+
+def test_every_entry_read_alone_equals_the_full_table():
+    from flexdoctor import knowledge
+
+    full = dict(knowledge._english())
+    for eid, entry in full.items():
+        for ref in (eid, entry.symbol):
+            knowledge._english.cache_clear()
+            assert knowledge._one(ref) == entry, ref  # found alone (not None), and the same
+

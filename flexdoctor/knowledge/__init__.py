@@ -168,7 +168,11 @@ def _one(ref: str) -> Optional[Entry]:
     files = [(name, text) for name, text in _sources() if any(w in text for w in wanted)]
     if len(files) != 1:
         return None
-    found = [e for e in _parse(*files[0]) if e.id == ref.upper() or e.symbol == ref]
+    name, text = files[0]
+    # Only the [[entry]] block that names it (with its sub-tables), parsed as a file of its own.
+    blocks = [b for b in ("\n" + text).split("\n[[entry]]\n")[1:] if any(w in b for w in wanted)]
+    source = "[[entry]]\n" + blocks[0] if len(blocks) == 1 else text
+    found = [e for e in _parse(name, source) if e.id == ref.upper() or e.symbol == ref]
     return _localize(found[0], language()) if len(found) == 1 else None
 
 
