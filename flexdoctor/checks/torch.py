@@ -59,10 +59,10 @@ def torch_importable(facts: Facts) -> Finding:
     if facts.torch is None:
         return skip("common.torch_not_installed")
     rt = facts.torch_runtime
-    wheel = u.wheel_context(facts, same_build=True)
-    fix = kb.fix("torch-import-broken", python=u.python_cmd(facts), **wheel)
     if rt is None or (not ok(rt) and rt.kind == "skipped"):
         return skip("torch-importable.not_run")
+    wheel = u.wheel_context(facts, same_build=True)  # (after the skip: --static reads no wheel table)
+    fix = kb.fix("torch-import-broken", python=u.python_cmd(facts), **wheel)
     if not ok(rt):
         first = u.probe_error_text(rt).strip().splitlines()
         matched = kb.match_text(rt.message + "\n" + (rt.detail or ""))
