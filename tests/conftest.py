@@ -78,3 +78,20 @@ def torch_pin_of(command: str):
     else:
         assert options.index_url == "https://pypi.org/simple", command
     return (pins[0] if pins else None), variant, [r for r in reqs if r.name != "torch"]
+
+
+def has_cuda() -> bool:
+    """A CUDA GPU torch can use here (GPU tests skip without one)."""
+    try:
+        import torch
+
+        return torch.cuda.is_available()
+    except Exception:
+        return False
+
+
+def needs_cuda() -> list:
+    """The marks of a module of GPU tests: ``pytestmark = needs_cuda()`` (torch is imported only
+    when such a module is collected)."""
+    return [pytest.mark.gpu, pytest.mark.skipif(not has_cuda(), reason="needs a CUDA GPU")]
+

@@ -10,18 +10,10 @@ import sys
 import pytest
 
 from flexdoctor.cache import manifest as mf
+from conftest import needs_cuda
 
 
-def _has_cuda() -> bool:
-    try:
-        import torch
-
-        return torch.cuda.is_available()
-    except Exception:
-        return False
-
-
-pytestmark = [pytest.mark.gpu, pytest.mark.skipif(not _has_cuda(), reason="needs a CUDA GPU")]
+pytestmark = needs_cuda()
 
 
 def test_gpu_warm_fwd_bwd_then_fresh_process_hits(tmp_path):

@@ -13,22 +13,14 @@ from pathlib import Path
 import pytest
 
 from flexdoctor.cache import keys
+from conftest import needs_cuda
 
 STEP = Path(__file__).parent / "data" / "why" / "flex_step.py"
 CONFIG = ["--dtype", "bf16", "--heads", "2", "--head-dim", "16", "--seq-len", "128", "--batch", "1",
           "--mask", "causal", "--device", "cuda", "--backward"]
 
 
-def _has_cuda() -> bool:
-    try:
-        import torch
-
-        return torch.cuda.is_available()
-    except Exception:
-        return False
-
-
-pytestmark = [pytest.mark.gpu, pytest.mark.skipif(not _has_cuda(), reason="needs a CUDA GPU")]
+pytestmark = needs_cuda()
 
 
 def _flexdoctor(*args):

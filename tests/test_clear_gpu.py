@@ -17,18 +17,10 @@ import sys
 import pytest
 
 from flexdoctor.cache import clear
+from conftest import needs_cuda
 
 
-def _has_cuda() -> bool:
-    try:
-        import torch
-
-        return torch.cuda.is_available()
-    except Exception:
-        return False
-
-
-pytestmark = [pytest.mark.gpu, pytest.mark.skipif(not _has_cuda(), reason="needs a CUDA GPU")]
+pytestmark = needs_cuda()
 
 WRITE = r"""
 import torch, triton, triton.language as tl
