@@ -96,10 +96,6 @@ class _WithLang:
         return self._command(*args, **kwargs)
 
 
-def _with_lang(command: Callable) -> Callable:
-    return _WithLang(command)
-
-
 def _prefetch(argv: list[str]) -> None:
     """Start `import torch` in the target interpreter before typer parses anything, and for
     `check` all the probes: they need nothing from argument parsing but --python and --static,
@@ -152,23 +148,23 @@ def _epilog(command: str) -> str:
 
 
 # Registration order is the order `flexdoctor --help` lists the commands in.
-app.command("check", epilog=_epilog("check"))(_with_lang(_check.check))
-app.command("facts", epilog=_epilog("facts"))(_with_lang(_facts.facts))
-app.command("rules", epilog=_epilog("rules"))(_with_lang(_rules.rules))
-app.command("explain", epilog=_epilog("explain"))(_with_lang(_explain.explain))
-app.command("warm-cache", epilog=_epilog("warm-cache"))(_with_lang(_warm_cache.warm_cache))
-app.command("clear-cache", epilog=_epilog("clear-cache"))(_with_lang(_clear_cache.clear_cache))
-app.command("bench", epilog=_epilog("bench"))(_with_lang(_bench.bench))
+app.command("check", epilog=_epilog("check"))(_WithLang(_check.check))
+app.command("facts", epilog=_epilog("facts"))(_WithLang(_facts.facts))
+app.command("rules", epilog=_epilog("rules"))(_WithLang(_rules.rules))
+app.command("explain", epilog=_epilog("explain"))(_WithLang(_explain.explain))
+app.command("warm-cache", epilog=_epilog("warm-cache"))(_WithLang(_warm_cache.warm_cache))
+app.command("clear-cache", epilog=_epilog("clear-cache"))(_WithLang(_clear_cache.clear_cache))
+app.command("bench", epilog=_epilog("bench"))(_WithLang(_bench.bench))
 # `fleet` is a group: `fleet merge`, `fleet gather`.
-_fleet.app.command("merge", epilog=_epilog("fleet-merge"))(_with_lang(_fleet.merge))
-_fleet.app.command("gather", epilog=_epilog("fleet-gather"))(_with_lang(_fleet.gather))
+_fleet.app.command("merge", epilog=_epilog("fleet-merge"))(_WithLang(_fleet.merge))
+_fleet.app.command("gather", epilog=_epilog("fleet-gather"))(_WithLang(_fleet.gather))
 app.add_typer(_fleet.app, name="fleet")
 
 # `flexdoctor cache ...`: questions about the compile cache (room for more subcommands).
 cache_app = typer.Typer(name="cache", help="Questions about the compile cache: `cache why -- CMD` says why a "
                         "command's compiled graphs missed it.", no_args_is_help=True, add_completion=False,
                         rich_markup_mode=None, context_settings={"help_option_names": ["-h", "--help"]})
-cache_app.command("why", context_settings=_cache_why.CONTEXT, epilog=_epilog("cache-why"))(_with_lang(_cache_why.why))
+cache_app.command("why", context_settings=_cache_why.CONTEXT, epilog=_epilog("cache-why"))(_WithLang(_cache_why.why))
 app.add_typer(cache_app, name="cache")
 
 

@@ -34,12 +34,9 @@ def _gather(python: str, static: bool, progress: bool, deep: bool = False, confi
     multi_probe = (lambda timeout: multigpu.probe(python, timeout=timeout)) if deep else None
     if not progress or not sys.stderr.isatty() or in_ci():
         return gather(python, runtime=not static, deep=deep_probe, config=config, multi_gpu=multi_probe)
-    from rich.console import Console
+    from ..render._common import console as make_console
 
-    from ..render._common import terminal_widths
-
-    terminal_widths()
-    console = Console(stderr=True)
+    console = make_console(stderr=True)
     with console.status(t("cli.probing_static" if static else "cli.probing")) as status:
         if not deep:
             return gather(python, runtime=not static, config=config)
@@ -74,12 +71,9 @@ class Gathering:
     def result(self, progress: bool):
         """The facts, with the progress line on a terminal while they are still coming."""
         if self.thread.is_alive() and progress and sys.stderr.isatty() and not in_ci():
-            from rich.console import Console
+            from ..render._common import console as make_console
 
-            from ..render._common import terminal_widths
-
-            terminal_widths()
-            with Console(stderr=True).status(t("cli.probing_static" if self.static else "cli.probing")):
+            with make_console(stderr=True).status(t("cli.probing_static" if self.static else "cli.probing")):
                 while self.thread.is_alive():
                     self.thread.join(0.1)
         self.thread.join()
@@ -267,12 +261,9 @@ def _interactive() -> bool:
 
 
 def _console(stderr: bool = False, no_color: bool = False):
-    from rich.console import Console
+    from ..render._common import console as make_console
 
-    from ..render._common import terminal_widths
-
-    terminal_widths()
     stream = sys.stderr if stderr else sys.stdout
     color = not no_color and not os.environ.get("NO_COLOR") and not in_ci() and stream.isatty()
-    return Console(file=stream, no_color=not color, highlight=False, soft_wrap=False,
-                   width=max(shutil.get_terminal_size((120, 24)).columns, 100))
+    return make_console(file=stream, no_color=not color, highlight=False, soft_wrap=False,
+                        width=max(shutil.get_terminal_size((120, 24)).columns, 100))

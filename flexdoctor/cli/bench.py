@@ -155,13 +155,11 @@ def _run_with_progress(b, target, cases, impls, modes, device, reps, warmup, tim
 
         return b.run(target, cases, impls, modes, device=device, reps=reps, warmup=warmup,
                      item_timeout=timeout, on_event=plain)
-    from rich.console import Console
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
-    from ..render._common import terminal_widths
+    from ..render._common import console as make_console
 
-    terminal_widths()
-    console = Console(stderr=True)
+    console = make_console(stderr=True)
     with Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
                   console=console, transient=True) as progress:
         task = progress.add_task(t("cli.bench_starting"), total=total)

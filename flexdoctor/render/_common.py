@@ -57,10 +57,19 @@ def _pieces(text: str) -> list[str]:
     return out
 
 
+def console(**kwargs: object):
+    """A rich Console that measures text as terminals draw it (``terminal_widths``): every view
+    and progress line makes its console here."""
+    from rich.console import Console
+
+    terminal_widths()
+    return Console(**kwargs)
+
+
 def terminal_widths() -> None:
-    """rich measures text as terminals draw it (Devanagari vowel signs: see render/cells.py). The
-    CLI installs it at start-up; views call it too, so a report rendered without the CLI (tests,
-    the library) wraps and aligns the same."""
+    """rich measures text as terminals draw it (Devanagari vowel signs: see render/cells.py).
+    Installed where a console is made (``console``) and where text is wrapped, not at start-up:
+    a JSON report never imports rich."""
     from . import cells
 
     cells.install()

@@ -96,15 +96,13 @@ def header(report: BenchReport) -> str:
 
 def render_text(report: BenchReport, color: bool = False, width: int = 120) -> str:
     from rich.cells import cell_len
-    from rich.console import Console
     from rich.table import Table
 
-    from . import cells
+    from ._common import console as make_console
 
-    cells.install()
     buf = io.StringIO()
-    console = Console(file=buf, force_terminal=color, no_color=not color, width=max(width, 100),
-                      highlight=False, soft_wrap=False)
+    console = make_console(file=buf, force_terminal=color, no_color=not color, width=max(width, 100),
+                           highlight=False, soft_wrap=False)
     console.print(header(report))
     for case, rows in _by_case(report):
         console.print()

@@ -9,20 +9,18 @@ from ..fleet.hostlist import compress
 from ..fleet.model import FleetReport
 from ..text import t, words
 from . import fleet_common as c
-from ._common import terminal_widths
+from ._common import console as make_console
 
 
 def render(report: FleetReport, width: Optional[int] = None, color: bool = False, verbose: bool = False,
            exclude_file: Optional[str] = None, **_: object) -> str:
     from rich.cells import cell_len
-    from rich.console import Console
     from rich.padding import Padding
     from rich.text import Text
 
-    terminal_widths()
     buf = io.StringIO()
-    con = Console(file=buf, width=width or 100, force_terminal=color, no_color=not color, highlight=False,
-                  emoji=False, soft_wrap=False)
+    con = make_console(file=buf, width=width or 100, force_terminal=color, no_color=not color, highlight=False,
+                       emoji=False, soft_wrap=False)
 
     def line(text: str, style: str = "", indent: int = 0) -> None:
         # Wrapped lines stay under their first word: long outlier lists remain readable.

@@ -7,7 +7,8 @@ from typing import Optional
 
 from ..model import Report, Result, Status
 from ..text import t
-from ._common import ICONS, grouped, summary_line, terminal_widths, wrap_rich
+from ._common import ICONS, grouped, summary_line, wrap_rich
+from ._common import console as make_console
 
 STYLES = {
     Status.PASS: "green",
@@ -51,14 +52,12 @@ def _commands(r: Result, verbose: bool):
 
 def render(report: Report, verbose: bool = False, width: Optional[int] = None, color: bool = False,
            quiet: bool = False, show_skips: bool = False, **_: object) -> str:
-    from rich.console import Console
     from rich.table import Table
     from rich.text import Text
 
-    terminal_widths()
     buf = io.StringIO()
     width = width or 100
-    console = Console(file=buf, width=width, force_terminal=color, no_color=not color,
+    console = make_console(file=buf, width=width, force_terminal=color, no_color=not color,
                       highlight=False, emoji=False)
     for area, results in grouped(report):
         # Skips are noise in a full report, but not when the user asked for these checks by name.

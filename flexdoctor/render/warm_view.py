@@ -181,13 +181,10 @@ def _run_lines(result: Any, console: Any) -> None:
 
 def render(result: Any, color: bool = False, width: int = 100) -> str:
     """The report printed on stdout when warm-cache ends."""
-    from rich.console import Console
+    from ._common import console as make_console
 
-    from ._common import terminal_widths
-
-    terminal_widths()
     buf = io.StringIO()
-    console = Console(file=buf, force_terminal=color, no_color=not color, width=max(width, 100),
+    console = make_console(file=buf, force_terminal=color, no_color=not color, width=max(width, 100),
                       highlight=False, soft_wrap=False)
     plan = result.plan
     if result.outcomes:
