@@ -67,37 +67,39 @@ class _Dists(object):
     A missing distribution raises LookupError, unreadable metadata an exception: as importlib."""
 
     def __init__(self):
-        self._found = {}
+        self._index = None
 
     def _find(self, name):
-        key = _normalize(name)
-        if key not in self._found:
-            self._found[key] = self._search(key)
-        if self._found[key] is None:
+        if self._index is None:
+            self._index = self._scan()
+        found = self._index.get(_normalize(name))
+        if found is None:
             raise LookupError(name)
-        return self._found[key]
+        return found
 
     @staticmethod
-    def _search(key):
+    def _scan():
+        """Normalized name -> its metadata path, each ``sys.path`` folder listed once: the first
+        folder that has the name wins, and in a folder a ``.dist-info``/``.egg-info`` (the first
+        listed) wins over an ``.egg``'s EGG-INFO, as in importlib.metadata's ``Lookup.search``."""
+        index = {}
         for entry in sys.path:
             try:
                 names = os.listdir(entry or ".")
             except OSError:
                 continue
-            eggs = []
+            infos, eggs = {}, {}
             egg = os.path.basename(entry).lower().endswith(".egg")
             for child in names:
                 low = child.lower()
                 if low.endswith((".dist-info", ".egg-info")):
-                    if _normalize(low.rpartition(".")[0].partition("-")[0]) == key:
-                        return os.path.join(entry, child)
+                    infos.setdefault(_normalize(low.rpartition(".")[0].partition("-")[0]), os.path.join(entry, child))
                 elif egg and low == "egg-info":
                     base = os.path.basename(entry).lower().rpartition(".")[0].partition("-")[0]
-                    if base.replace("-", "_") == key:
-                        eggs.append(os.path.join(entry, child))
-            if eggs:
-                return eggs[0]
-        return None
+                    eggs.setdefault(base.replace("-", "_"), os.path.join(entry, child))
+            for key, path in list(infos.items()) + list(eggs.items()):
+                index.setdefault(key, path)
+        return index
 
     def _headers(self, name):
         info = self._find(name)
