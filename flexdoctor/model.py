@@ -80,12 +80,46 @@ class Result:
 
 
 @dataclass(frozen=True)
+class SettingsNote:
+    """A settings file not used, or the folder where the settings search stopped, and why.
+
+    ``kind``: ``not-used`` (a file) or ``stopped`` (a folder); ``reason``: a safety.Verdict word
+    (foreign-owner, writable-by-others, parent-foreign-owner, parent-writable,
+    link-foreign-owner, cannot-inspect); ``offender``: the path that makes it unsafe."""
+
+    kind: str
+    path: str
+    reason: str
+    offender: str
+    owner: Optional[int] = None
+    mode: Optional[int] = None
+
+    def to_dict(self) -> dict:
+        return {"kind": self.kind, "path": self.path, "reason": self.reason, "offender": self.offender,
+                "owner": self.owner, "mode": None if self.mode is None else oct(self.mode)}
+
+
+@dataclass(frozen=True)
+class SettingsUsed:
+    """Which settings file a report was judged under: ``source`` is ``--settings`` (named on the
+    command line), ``search`` (found in the current folder or a parent) or ``none`` (defaults)."""
+
+    path: Optional[str] = None
+    source: str = "none"
+    notes: tuple[SettingsNote, ...] = ()
+
+    def to_dict(self) -> dict:
+        return {"path": self.path, "source": self.source, "notes": [n.to_dict() for n in self.notes]}
+
+
+@dataclass(frozen=True)
 class Report:
     results: tuple[Result, ...]
     facts: Facts
     flexdoctor_version: str
     strict: bool = False
     profile: Optional[str] = None
+    settings: Optional[SettingsUsed] = None
 
     def counts(self) -> dict[str, int]:
         out = {s.value: 0 for s in Status}

@@ -11,7 +11,12 @@ A profile answers one question CI asks:
   become failures.
 
 Project configuration lives in ``[tool.flexdoctor]`` of pyproject.toml or in flexdoctor.toml
-(top level), found in the current directory or its parents::
+(top level), found in the current directory or its parents, or named with ``--settings FILE``.
+Settings are trusted like code (they choose what fails): a file counts only if the user or root
+owns it and no one else can write it, nor rename or re-point a folder on the way to it
+(safety.verdict, the cache's walk); the upward search stops at a folder someone else owns or
+can write (safety.folder_verdict), like git's safe.directory. What was not used, and where the
+search stopped, is kept on the Settings (``used``) and every report shows it::
 
     [tool.flexdoctor]
     profile = "gpu"
@@ -25,13 +30,16 @@ Project configuration lives in ``[tool.flexdoctor]`` of pyproject.toml or in fle
 from __future__ import annotations
 
 import dataclasses
+import os
+import stat
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Iterable, Optional
 
+from . import safety
 from ._toml import TOMLDecodeError
 from ._toml import loads as toml_loads
-from .model import Result, Status
+from .model import Result, SettingsNote, SettingsUsed, Status
 from .text import t
 
 
@@ -90,6 +98,7 @@ class Settings:
     strict: bool = False
     severity: dict = field(default_factory=dict)
     source: Optional[str] = None  # the file the settings came from
+    used: SettingsUsed = SettingsUsed()  # that file, how it was chosen, and what was not used
 
     def with_overrides(self, profile: Optional[str] = None, strict: Optional[bool] = None,
                        select: Iterable[str] = (), ignore: Iterable[str] = ()) -> "Settings":
@@ -111,25 +120,119 @@ def get_profile(name: str, where: str) -> Profile:
     return PROFILES[name]
 
 
-def find_config(start: Path) -> Optional[Path]:
-    """flexdoctor.toml, or a pyproject.toml with [tool.flexdoctor], in ``start`` or a parent."""
+@dataclass(frozen=True)
+class Search:
+    """What the upward search found: the settings file to use (or None), and the notes on files
+    not used and on the folder where it stopped."""
+
+    path: Optional[Path] = None
+    notes: tuple = ()  # SettingsNote
+
+
+def _note(kind: str, path: Path, v: "safety.Verdict") -> SettingsNote:
+    return SettingsNote(kind, str(path), v.reason, v.path, v.uid, v.mode)
+
+
+def untrusted(path: Path, uid: Optional[int] = None) -> Optional[SettingsNote]:
+    """Why the settings file ``path`` must not be used (a ``not-used`` note), or None when the
+    user or root owns it and the folders on the way to it, and no one else can write any of them."""
+    v = safety.verdict(str(path), uid)
+    return None if v.safe else _note("not-used", path, v)
+
+
+def _read_trusted(path: Path) -> str:
+    """The text of a trusted settings file; ConfigError when it is not one. The file is opened
+    without blocking (a FIFO cannot stall the run) and must be the regular file the walk judged."""
+    note = untrusted(path)
+    if note is not None:
+        raise ConfigError(t("settings-trust.refused_error", path=path, why=why_text(note)))
+    fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0))
+    with os.fdopen(fd, "rb") as fh:
+        if not stat.S_ISREG(os.fstat(fh.fileno()).st_mode):
+            raise ConfigError(t("settings-trust.not_a_file", path=path))
+        return fh.read().decode("utf-8")
+
+
+def why_text(note: SettingsNote) -> str:
+    """Why a settings file or folder was not trusted, in the user's words (render/ and errors)."""
+    mode = "" if note.mode is None else oct(note.mode)[2:]
+    return t(f"settings-trust.why.{note.reason}", offender=note.offender, owner=note.owner,
+             uid=safety.current_uid(), mode=mode)
+
+
+def _candidate(d: Path) -> Optional[Path]:
+    """flexdoctor.toml, else a pyproject.toml that has a [tool.flexdoctor] table, in ``d``."""
+    own = d / "flexdoctor.toml"
+    if own.is_file():
+        return own
+    py = d / "pyproject.toml"
+    if not py.is_file():
+        return None
+    if untrusted(py) is not None:  # never parsed: named in a note if it looks like it has the table
+        return py if _mentions_flexdoctor_unread(py) else None
+    try:
+        return py if "flexdoctor" in toml_loads(_read_trusted(py)).get("tool", {}) else None
+    except (ConfigError, TOMLDecodeError, OSError, UnicodeDecodeError):
+        return py  # let load() report the broken file precisely
+
+
+def _mentions_flexdoctor_unread(py: Path) -> bool:
+    """An untrusted pyproject.toml is never parsed; it is named in a note only when a plain
+    look at its bytes shows a [tool.flexdoctor] table (regular file, first 1 MiB)."""
+    try:
+        fd = os.open(py, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOFOLLOW", 0))
+    except OSError:
+        return False
+    with os.fdopen(fd, "rb") as fh:
+        return stat.S_ISREG(os.fstat(fh.fileno()).st_mode) and b"tool.flexdoctor" in fh.read(1 << 20)
+
+
+# A file in a folder the search stopped at is judged by that folder.
+_PARENT = {"foreign-owner": "parent-foreign-owner", "writable-by-others": "parent-writable",
+           "cannot-inspect": "cannot-inspect"}
+
+
+def search(start: Path, uid: Optional[int] = None) -> Search:
+    """The settings file for a run started in ``start``: the nearest candidate in it or a parent.
+    The search stops at a folder another user owns or anyone else can write (noting it, and a
+    candidate file there, which is not read); a nearest candidate that is not trusted is noted
+    and not used, and the search ends there too (an outer file is not what the project meant)."""
     for d in [start, *start.parents]:
-        own = d / "flexdoctor.toml"
-        if own.is_file():
-            return own
-        py = d / "pyproject.toml"
-        if py.is_file():
-            try:
-                if "flexdoctor" in toml_loads(py.read_text(encoding="utf-8")).get("tool", {}):
-                    return py
-            except (TOMLDecodeError, OSError, UnicodeDecodeError):
-                return py  # let load() report the broken file precisely
-    return None
+        v = safety.folder_verdict(str(d), uid)
+        if not v.safe:
+            notes = [_note("stopped", d, v)]
+            for name in ("flexdoctor.toml", "pyproject.toml"):
+                if os.path.lexists(d / name) and (name == "flexdoctor.toml" or _mentions_flexdoctor_unread(d / name)):
+                    notes.append(_note("not-used", d / name, dataclasses.replace(v, reason=_PARENT[v.reason])))
+            return Search(None, tuple(notes))
+        cand = _candidate(d)
+        if cand is not None:
+            note = untrusted(cand, uid)
+            return Search(cand) if note is None else Search(None, (note,))
+    return Search(None)
+
+
+def find_config(start: Path) -> Optional[Path]:
+    """The trusted settings file :func:`search` finds from ``start``, or None."""
+    return search(start).path
+
+
+def discover(start: Optional[Path] = None) -> "Settings":
+    """The settings of a run in ``start`` (default: the current folder), with what was used."""
+    try:
+        start = start or Path.cwd()
+    except OSError:  # the current folder was removed: nothing to search
+        return Settings()
+    found = search(start)
+    if found.path is None:
+        return Settings(used=SettingsUsed(None, "none", found.notes))
+    s = load(found.path)
+    return dataclasses.replace(s, used=SettingsUsed(str(found.path), "search", found.notes))
 
 
 def _table(path: Path) -> dict:
     try:
-        data = toml_loads(path.read_text(encoding="utf-8"))
+        data = toml_loads(_read_trusted(path))
     except OSError as exc:
         raise ConfigError(t("settings.unreadable", where=path, error=exc.strerror or exc))
     except UnicodeDecodeError:
@@ -162,7 +265,7 @@ def load(path: Path) -> Settings:
     if unknown:
         raise ConfigError(t("settings.unknown_key", where=where, key=unknown[0],
                             known=", ".join(CONFIG_KEYS + OTHER_TABLES)))
-    s = Settings(source=str(path))
+    s = Settings(source=str(path), used=SettingsUsed(str(path), "--settings"))
     if "profile" in table:
         if not isinstance(table["profile"], str):
             raise ConfigError(t("settings.profile_not_string", where=where))

@@ -56,4 +56,4 @@ def run(
         results.append(Result("FD000", "plugin-load", t("plugin-load.title"), "plugin", Status.ERROR,
                               t("plugin-load.error", name=p.name, error=p.message)))
     return Report(results=tuple(results), facts=facts, flexdoctor_version=__version__,
-                  strict=settings.strict, profile=settings.profile.name)
+                  strict=settings.strict, profile=settings.profile.name, settings=settings.used)

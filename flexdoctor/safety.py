@@ -159,6 +159,26 @@ def verdict(path: str, uid: Optional[int] = None) -> Verdict:
     return judge(chain, uid)
 
 
+def folder_verdict(path: str, uid: Optional[int] = None) -> Verdict:
+    """May only the user or root create entries in the folder ``path``? Stricter than a cache
+    parent: a sticky bit does not help, since whoever can add an entry could have put a settings
+    file there (the settings search stops at such a folder, like git's safe.directory). Reasons:
+    ok, not-checked, foreign-owner, writable-by-others, cannot-inspect."""
+    uid = current_uid() if uid is None else uid
+    if uid is None:
+        return Verdict(True, "not-checked", path)
+    try:
+        st = os.stat(path)
+    except OSError:
+        return Verdict(False, "cannot-inspect", path)
+    mode = stat.S_IMODE(st.st_mode)
+    if not _trusted(st.st_uid, uid):
+        return Verdict(False, "foreign-owner", path, st.st_uid, mode)
+    if mode & OTHERS_WRITE:
+        return Verdict(False, "writable-by-others", path, st.st_uid, mode)
+    return Verdict(True, "ok", path)
+
+
 def make_private_dirs(path: str) -> list:
     """Create ``path`` and any missing parent with mode 0700 (os.makedirs gives only the leaf
     its mode; a parent made with a loose umask would fail the walk). Returns what it created."""

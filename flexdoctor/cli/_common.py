@@ -140,9 +140,8 @@ def _settings(path: Optional[Path]):
     if path is not None:
         if not path.is_file():
             raise policy.ConfigError(t("cli.no_such_file", what=f"--settings {path}"))
-        return policy.load(path)
-    found = policy.find_config(Path.cwd())
-    return policy.load(found) if found else policy.Settings()
+        return policy.load(path.absolute())  # refused (exit 2) unless trusted like code
+    return policy.discover()  # the nearest trusted file; what was not used is noted in the report
 
 
 def _require_interpreter(facts, python: Optional[str]) -> None:

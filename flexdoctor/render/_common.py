@@ -19,6 +19,24 @@ def grouped(report: Report) -> list[tuple[str, list[Result]]]:
     return sorted(areas.items(), key=lambda kv: order.get(kv[0], len(order)))
 
 
+def settings_lines(report: Report) -> list[str]:
+    """Which settings file the report was judged under, then a line per file not used (and the
+    folder where the search stopped), each with why. Paths are shown with controls escaped."""
+    from ..policy import why_text
+    from .clear_view import show
+
+    used = report.settings
+    if used is None:
+        return []
+    if used.path is None:
+        head = t("settings-trust.none")
+    else:
+        head = t("settings-trust.given" if used.source == "--settings" else "settings-trust.found", path=show(used.path))
+    notes = [t("settings-trust.note_stopped" if n.kind == "stopped" else "settings-trust.note_not_used",
+               path=show(n.path), why=show(why_text(n))) for n in used.notes]
+    return [head, *notes]
+
+
 def summary_line(report: Report) -> str:
     c = report.counts()
     return t("report.summary", passed=c["pass"], warned=c["warn"], failed=c["fail"],

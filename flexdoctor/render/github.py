@@ -11,7 +11,7 @@ from typing import Optional
 from ..model import Report, Status
 from ..text import t
 from . import markdown
-from ._common import summary_line
+from ._common import settings_lines, summary_line
 
 LEVEL = {Status.WARN: "warning"}  # what does not fail the run (Report.fails) but is worth a note
 
@@ -38,6 +38,8 @@ def render(report: Report, step_summary: Optional[str] = None, **_: object) -> s
         if r.fix:
             body += f"\n{t('report.fix')}: " + r.fix.summary + "".join("\n  $ " + c for c in r.fix.commands)
         lines.append(annotation(level, f"{r.id} {r.symbol}: {r.title}", body))
+    settings = settings_lines(report)
+    lines += [annotation("notice", "settings", n.strip()) for n in settings[1:]] + settings[:1]
     lines.append(summary_line(report))
     path = step_summary if step_summary is not None else os.environ.get("GITHUB_STEP_SUMMARY")
     if path:

@@ -16,6 +16,7 @@ def to_dict(report: Report) -> dict:
         "exit_code": report.exit_code,
         "strict": report.strict,
         "profile": report.profile,
+        "settings": report.settings.to_dict() if report.settings is not None else None,
         "results": [r.to_dict() for r in report.results],
         "summary": {**counts, "total": len(report.results)},
         "facts": report.facts.to_dict(),

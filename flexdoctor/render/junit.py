@@ -24,6 +24,12 @@ def _text(r) -> str:
 def render(report: Report, **_: object) -> str:
     counts = {"tests": 0, "failures": 0, "errors": 0, "skipped": 0}
     suite = ET.Element("testsuite", name="flexdoctor")
+    if report.settings is not None:  # which settings file judged the run (JUnit properties come first)
+        props = ET.SubElement(suite, "properties")
+        ET.SubElement(props, "property", name="settings", value=report.settings.path or "")
+        ET.SubElement(props, "property", name="settings.source", value=report.settings.source)
+        for n in report.settings.notes:
+            ET.SubElement(props, "property", name=f"settings.{n.kind}", value=f"{n.path}: {n.reason}")
     for r in report.results:
         counts["tests"] += 1
         case = ET.SubElement(suite, "testcase", classname=f"flexdoctor.{r.area}", name=f"{r.id} {r.symbol}: {r.title}")

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from ..model import Report, Status
 from ..text import t
-from ._common import ICONS, grouped, summary_line
+from ._common import ICONS, grouped, settings_lines, summary_line
 
 
 def _cell(text: str) -> str:
@@ -13,6 +13,9 @@ def _cell(text: str) -> str:
 
 def render(report: Report, **_: object) -> str:
     lines = [f"## flexdoctor {report.flexdoctor_version}", "", summary_line(report), ""]
+    settings = settings_lines(report)
+    if settings:
+        lines += [settings[0], *("- " + n.strip() for n in settings[1:]), ""]
     for area, results in grouped(report):
         lines += [f"### {t(f'area.{area}')}", "", f"| | ID | {t('markdown.check')} | {t('markdown.result')} |", "|---|---|---|---|"]
         for r in results:

@@ -7,7 +7,7 @@ from typing import Optional
 
 from ..model import Report, Result, Status
 from ..text import t
-from ._common import ICONS, grouped, summary_line, wrap_rich
+from ._common import ICONS, grouped, settings_lines, summary_line, wrap_rich
 from ._common import console as make_console
 
 STYLES = {
@@ -59,6 +59,8 @@ def render(report: Report, verbose: bool = False, width: Optional[int] = None, c
     width = width or 100
     console = make_console(file=buf, width=width, force_terminal=color, no_color=not color,
                       highlight=False, emoji=False)
+    for i, line in enumerate(settings_lines(report)):  # which settings file judged this report
+        console.print(Text(line, style="dim" if i == 0 else "yellow"), soft_wrap=True)
     for area, results in grouped(report):
         # Skips are noise in a full report, but not when the user asked for these checks by name.
         shown = [r for r in results if verbose or show_skips or r.status != Status.SKIP]
