@@ -140,7 +140,7 @@ def untrusted(path: Path, uid: Optional[int] = None) -> Optional[SettingsNote]:
     return None if v.safe else _note("not-used", path, v)
 
 
-def _read_trusted(path: Path) -> str:
+def read_trusted(path: Path) -> str:
     """The text of a trusted settings file; ConfigError when it is not one. The file is opened
     without blocking (a FIFO cannot stall the run) and must be the regular file the walk judged."""
     note = untrusted(path)
@@ -171,7 +171,7 @@ def _candidate(d: Path) -> Optional[Path]:
     if untrusted(py) is not None:  # never parsed: named in a note if it looks like it has the table
         return py if _mentions_flexdoctor_unread(py) else None
     try:
-        return py if "flexdoctor" in toml_loads(_read_trusted(py)).get("tool", {}) else None
+        return py if "flexdoctor" in toml_loads(read_trusted(py)).get("tool", {}) else None
     except (ConfigError, TOMLDecodeError, OSError, UnicodeDecodeError):
         return py  # let load() report the broken file precisely
 
@@ -232,7 +232,7 @@ def discover(start: Optional[Path] = None) -> "Settings":
 
 def _table(path: Path) -> dict:
     try:
-        data = toml_loads(_read_trusted(path))
+        data = toml_loads(read_trusted(path))
     except OSError as exc:
         raise ConfigError(t("settings.unreadable", where=path, error=exc.strerror or exc))
     except UnicodeDecodeError:

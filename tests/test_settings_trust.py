@@ -160,3 +160,43 @@ def test_search_unit(tmp_path):
     found = policy.search(job)
     assert found.path == shared / "a" / "flexdoctor.toml" and found.notes == ()
     assert policy.find_config(job) == shared / "a" / "flexdoctor.toml"
+
+
+# ------------------------------------------------------------------ warm-cache: `run =` from settings
+
+
+def _warm_table(tmp_path: Path) -> tuple[Path, Path]:
+    proj = tmp_path / "clone"
+    proj.mkdir(mode=0o755)
+    marker = tmp_path / "ran"
+    code = f"open({str(marker)!r}, 'w').write('x')"
+    (proj / "pyproject.toml").write_text(
+        "[tool.flexdoctor.warm]\nrun = " + json.dumps(f"{sys.executable} -c \"{code}\"") + "\n")
+    return proj, marker
+
+
+def test_run_from_settings_does_not_run_unasked(tmp_path):
+    """A `run =` in a cloned repo's [tool.flexdoctor.warm] is a command: a plain warm-cache (not at
+    a terminal) runs nothing, exits 2 and says how to allow it."""
+    proj, marker = _warm_table(tmp_path)
+    done = cli("warm-cache", "--cache-dir", str(tmp_path / "cache"), "--no-verify", cwd=proj)
+    assert done.returncode == 2, done.stdout + done.stderr
+    assert not marker.exists()
+    assert "--run-from-settings" in done.stderr and "pyproject.toml" in done.stderr
+    assert len(done.stderr.strip().splitlines()) == 1 and "Traceback" not in done.stderr
+
+
+def test_run_from_settings_runs_when_asked(tmp_path):
+    proj, marker = _warm_table(tmp_path)
+    done = cli("warm-cache", "--cache-dir", str(tmp_path / "cache"), "--no-verify", "--run-from-settings", cwd=proj)
+    assert marker.exists(), done.stdout + done.stderr
+    assert done.returncode == 0, done.stdout + done.stderr
+
+
+def test_warm_settings_file_must_be_trusted(tmp_path):
+    """The warm table is settings too: a world-writable one is refused before anything runs."""
+    proj, marker = _warm_table(tmp_path)
+    os.chmod(proj / "pyproject.toml", 0o666)
+    done = cli("warm-cache", "--cache-dir", str(tmp_path / "cache"), "--run-from-settings", cwd=proj)
+    assert done.returncode == 2 and not marker.exists()
+    assert "other users can write" in done.stderr

@@ -30,6 +30,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Mapping, Optional
 
+from .. import policy
 from ..text import t
 from ..workload import Workload, WorkloadError, check_flex, make, parse_kernel_options, parse_mode
 from . import envflags, locations
@@ -131,6 +132,7 @@ class WarmRequest:
     compile: CompileOptions = CompileOptions()
     settings_file: Optional[Path] = None  # --warm-config
     run: Optional[str] = None
+    run_from_settings: bool = False  # --run-from-settings: a `run =` from the settings may run
     jobs: Optional[int] = None
     cache_dir: Optional[Path] = None
     export: Optional[Path] = None
@@ -153,8 +155,10 @@ def settings_table(path: Optional[Path] = None, cwd: Optional[Path] = None) -> t
             if path is not None:
                 raise PlanError(t("warm.error.no_file", path=path))
             continue
-        try:
-            data = loads(cand.read_text(encoding="utf-8"))
+        try:  # settings are trusted like code (policy: the user's or root's, no one else can write)
+            data = loads(policy.read_trusted(cand))
+        except policy.ConfigError as exc:
+            raise PlanError(str(exc))
         except (OSError, TOMLDecodeError, UnicodeDecodeError) as exc:
             raise PlanError(t("warm.error.unreadable", path=cand, error=exc))
         table = data.get("tool", {}).get("flexdoctor", {}).get("warm") if cand.name == "pyproject.toml" \
@@ -167,6 +171,13 @@ def settings_table(path: Optional[Path] = None, cwd: Optional[Path] = None) -> t
             raise PlanError(t("warm.error.not_a_table", path=cand))
         return cand, table
     return None, {}
+
+
+def settings_run(table: Mapping, configs: list, req: "WarmRequest") -> Optional[str]:
+    """The table's ``run =`` command when it applies (no --run, no configs or presets given)."""
+    if req.run is not None or configs or req.presets or not table.get("run"):
+        return None
+    return str(table["run"])
 
 
 def configs_from_table(table: Mapping, source: str, flags: CompileOptions = CompileOptions()) -> list[Workload]:

@@ -41,6 +41,23 @@ def _request(presets, axes: dict, scalars: dict, modes, dynamic, fullgraph, kern
                        scalars={k: v for k, v in scalars.items() if v is not None}, compile=options, **rest)
 
 
+def _settings_run(command, source, req):
+    """A `run =` from a settings file is a command someone else may have written (a cloned repo):
+    it runs only with --run-from-settings, or once confirmed at a terminal (the prompt shows it
+    exactly, controls escaped). Otherwise nothing runs: exit 2 saying how to allow it."""
+    from ..render.clear_view import show
+    from ..text import t
+
+    if command is None or req.run_from_settings:
+        return command
+    if sys.stdin.isatty() and _interactive():
+        if typer.confirm(t("warm-run.confirm", source=show(str(source)), command=show(command)), default=False, err=True):
+            return command
+        typer.echo(t("warm-run.declined"), err=True)
+        raise typer.Exit(1)
+    raise _usage_error(t("warm-run.not_asked", source=show(str(source)), command=show(command)))
+
+
 def _plan(req):
     """The plan: configs from flags, presets or the settings table; the machine looked at once."""
     from ..cache import plan as planner
@@ -51,8 +68,7 @@ def _plan(req):
     try:
         source, table = planner.settings_table(req.settings_file)
         configs = planner.configs_from_request(req, table, source)
-        run = req.run if req.run is not None else (
-            str(table["run"]) if table.get("run") and not configs and not req.presets else None)
+        run = req.run if req.run is not None else _settings_run(planner.settings_run(table, configs, req), source, req)
         run_argv = None
         if run is not None:
             try:
@@ -119,6 +135,10 @@ def warm_cache(
     run: Annotated[Optional[str], typer.Option("--run", metavar="CMD",
                    help="Also warm by running your own one-step command under the same cache dir "
                         "(for models compiled whole: torch.compile(model)).")] = None,
+    run_from_settings: Annotated[bool, typer.Option("--run-from-settings",
+                                 help="Run the `run =` command of the warm settings table (a command from a "
+                                      "file: without this flag it runs only if you confirm it at a "
+                                      "terminal).")] = False,
     jobs: Annotated[Optional[int], typer.Option("--jobs", "-j", help="Parallel compile processes "
                     "(default: half the cores, at most 8, fewer when GPU memory is short).")] = None,
     cache_dir: Annotated[Optional[Path], typer.Option("--cache-dir", metavar="DIR",
@@ -183,7 +203,8 @@ def warm_cache(
         {"heads": heads, "kv_heads": kv_heads, "kv_len": kv_len, "batch": batch, "device": device,
          "backward": backward},
         _split(mode), dynamic, fullgraph, _split(kernel_option),
-        settings_file=renamed(warm_config, old_config, "--warm-config", "--config"), run=run, jobs=jobs,
+        settings_file=renamed(warm_config, old_config, "--warm-config", "--config"), run=run,
+        run_from_settings=run_from_settings, jobs=jobs,
         cache_dir=cache_dir, export=export, import_=import_, verify=not no_verify, force=force,
         timeout=timeout, python=target)
     plan = _plan(req)
