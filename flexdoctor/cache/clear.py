@@ -13,14 +13,20 @@ Safety rules, each one tested (tests/test_cache_clear.py, tests/test_fault_matri
 - the cache dir is resolved once and checked again by device and inode before deleting;
   deletion works relative to directory descriptors opened without following symlinks, and
   removes only the files the plan lists (a file that appeared since is left, with its folder);
+- each file is checked again just before its unlink (fstatat without following links): the
+  device, inode, size and mtime the plan listed, else it is left and reported as changed (a
+  file replaced or rewritten since the listing is not the file that was identified);
 - an exclusive ``flock`` on the cache dir itself (no lock file is ever created): a running
-  ``warm-cache`` holds it shared, and clear-cache refuses instead of deleting under it;
+  ``warm-cache`` holds it shared, and clear-cache refuses instead of deleting under it; the
+  refusal names the holder (a shared lock is a warm-cache's, an exclusive one another
+  clear-cache's; the pid and command line from /proc/locks where Linux shows them);
 - nothing is created anywhere: a refused or absent directory is left exactly as it was.
 """
 
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import errno
 import os
 import stat
@@ -29,7 +35,7 @@ from dataclasses import dataclass, field
 from typing import Iterator, Optional
 
 from . import identify, locations
-from .survey import Survey, Unit, walk
+from .survey import Survey, Unit, identity, walk
 
 KINDS = ("inductor", "triton", "aten", "manifest")
 # Set but empty, these make the writer use the job's current directory (see locations.py).
@@ -38,8 +44,24 @@ _SYSTEM = ("/", "/bin", "/boot", "/dev", "/etc", "/home", "/lib", "/lib64", "/op
            "/run", "/sbin", "/srv", "/sys", "/tmp", "/usr", "/var", "/var/tmp", "/var/cache", "/mnt", "/media")
 
 
+@dataclass(frozen=True)
+class Holder:
+    """Who holds the cache dir's lock: ``kind`` warm-cache (a shared lock) or clear-cache (an
+    exclusive one); ``pid`` and ``command`` from /proc/locks and /proc/<pid>/cmdline when Linux
+    shows them (None elsewhere, or for a process in another pid namespace)."""
+
+    kind: str
+    pid: Optional[int] = None
+    command: Optional[str] = None
+
+
 class Refused(Exception):
-    """clear-cache will not delete now (a warm-cache holds the cache); the message says why."""
+    """clear-cache will not delete now: ``holder`` (a warm-cache or another clear-cache) holds
+    the cache."""
+
+    def __init__(self, holder: Holder):
+        super().__init__(holder.kind)
+        self.holder = holder
 
 
 class _Changed(OSError):
@@ -213,15 +235,28 @@ def _drop_overlaps(caches: list) -> None:
         claimed.append(cp.root)
 
 
-def plan(kinds: list, env: Optional[dict] = None) -> Plan:
-    """What each chosen cache would lose. Refusals are recorded on the cache, not raised."""
+def _manifest_row(ind: locations.Location, inductor: Optional[CachePlan]) -> CachePlan:
+    """The manifest's row when the Inductor cache is cleared too: it goes with it only when the
+    Inductor plan really lists it; otherwise there is none to remove."""
+    path = locations.manifest_path(ind.path)
+    listed = inductor is not None and any(u.rel == locations.MANIFEST_NAME for u in inductor.units)
+    return CachePlan("manifest", path, ind.source, "with-inductor" if listed else "no-manifest")
+
+
+def plan(kinds: list, env: Optional[dict] = None, cache_dir: Optional[str] = None) -> Plan:
+    """What each chosen cache would lose. Refusals are recorded on the cache, not raised.
+    ``cache_dir``: the Inductor cache dir named on the command line (labelled --cache-dir)."""
     env = dict(os.environ if env is None else env)
+    if cache_dir is not None:
+        env["TORCHINDUCTOR_CACHE_DIR"] = cache_dir
     ind = locations.inductor(env)
+    if cache_dir is not None:
+        ind = dataclasses.replace(ind, source="--cache-dir")
     locs = {"inductor": ind, "triton": locations.triton(env), "aten": locations.aten(env), "manifest": ind}
     caches = []
     for kind in [k for k in KINDS if k in kinds]:
         if kind == "manifest" and "inductor" in kinds:
-            caches.append(CachePlan("manifest", locations.manifest_path(ind.path), ind.source, "with-inductor"))
+            caches.append(_manifest_row(ind, next((c for c in caches if c.kind == "inductor"), None)))
             continue
         cp = plan_one(kind, locs[kind])
         if kind == "triton" and cp.source == "default" and "inductor" in kinds:
@@ -255,13 +290,64 @@ def _flock(path: str, exclusive: bool, wait: bool) -> Iterator[bool]:
         try:
             fcntl.flock(fd, mode)
         except BlockingIOError:
-            raise Refused("warm-cache-running") from None
+            raise Refused(lock_holder(path)) from None
         except OSError:  # e.g. ENOLCK on a filesystem without locks
             yield False
             return
         yield True
     finally:
         os.close(fd)
+
+
+def lock_holder(path: str) -> Holder:
+    """Who holds ``path`` locked, asked without creating anything: a shared flock can still be
+    taken next to warm-caches' shared locks, not next to a clear-cache's exclusive one."""
+    import fcntl
+
+    kind = "clear-cache"
+    try:
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0))
+    except OSError:
+        return Holder("warm-cache")
+    try:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
+            kind = "warm-cache"  # (closing fd drops this probe's own shared lock)
+        except OSError:
+            pass
+        pid, command = _proc_holder(os.fstat(fd), "WRITE" if kind == "clear-cache" else "READ")
+    finally:
+        os.close(fd)
+    return Holder(kind, pid, command)
+
+
+def _proc_holder(st: os.stat_result, kind: str) -> tuple:
+    """(pid, command line) of a process holding a FLOCK of ``kind`` (READ/WRITE) on the file
+    ``st`` describes, from /proc/locks (Linux); (None, None) when it cannot be told."""
+    try:
+        with open("/proc/locks", encoding="ascii", errors="replace") as fh:
+            lines = fh.read().splitlines()
+    except OSError:
+        return None, None
+    dev = f"{os.major(st.st_dev):02x}:{os.minor(st.st_dev):02x}:{st.st_ino}"
+    for line in lines:
+        fields = line.split()
+        if "->" in fields or len(fields) < 6 or fields[1] != "FLOCK":
+            continue  # a waiter, or a POSIX/OFD lock
+        if fields[3] == kind and fields[5] == dev and fields[4].isdigit() and int(fields[4]) not in (0, os.getpid()):
+            pid = int(fields[4])
+            return pid, _cmdline(pid)
+    return None, None
+
+
+def _cmdline(pid: int) -> Optional[str]:
+    try:
+        with open(f"/proc/{pid}/cmdline", "rb") as fh:
+            raw = fh.read(4096)
+    except OSError:
+        return None
+    words = [w.decode("utf-8", "backslashreplace") for w in raw.split(b"\0") if w]
+    return " ".join(words)[:200] or None
 
 
 @contextlib.contextmanager
@@ -279,7 +365,7 @@ def _legacy_lock(root: str) -> Iterator[None]:
         try:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:
-            raise Refused("warm-cache-running") from None
+            raise Refused(lock_holder(os.path.join(root, locations.LOCK_NAME))) from None
         except OSError:
             pass
         yield
@@ -326,17 +412,23 @@ def _open_parent(root_fd: int, rel: str) -> tuple:
     return fd, parts[-1]
 
 
-def _unlink(root: str, root_fd: Optional[int], rel: str) -> None:
-    """Remove one planned file: only if it is still a regular file (a link swapped in stays)."""
+def _same(st: os.stat_result, ident: Optional[tuple]) -> bool:
+    """Still the regular file the plan listed (device, inode, size, mtime): a link swapped in, a
+    file replaced by another, or one rewritten since is not."""
+    return stat.S_ISREG(st.st_mode) and ident is not None and identity(st) == tuple(ident)
+
+
+def _unlink(root: str, root_fd: Optional[int], rel: str, ident: Optional[tuple]) -> None:
+    """Remove one planned file, checked again just before the unlink (fstatat, no link followed)."""
     if root_fd is None or not _HAS_DIR_FD:
         path = os.path.join(root, rel)
-        if not stat.S_ISREG(os.lstat(path).st_mode):
+        if not _same(os.lstat(path), ident):
             raise _Changed()
         os.unlink(path)
         return
     fd, name = _open_parent(root_fd, rel)
     try:
-        if not stat.S_ISREG(os.stat(name, dir_fd=fd, follow_symlinks=False).st_mode):
+        if not _same(os.stat(name, dir_fd=fd, follow_symlinks=False), ident):
             raise _Changed()
         os.unlink(name, dir_fd=fd)
     finally:
@@ -361,9 +453,10 @@ def _error(exc: OSError) -> tuple:
 
 
 def _remove(cp: CachePlan, root_fd: Optional[int], unit: Unit, out: CacheOutcome) -> None:
-    for rel, size in unit.files:
+    stats = unit.stats or (None,) * len(unit.files)
+    for (rel, size), ident in zip(unit.files, stats):
         try:
-            _unlink(cp.root, root_fd, rel)
+            _unlink(cp.root, root_fd, rel, ident)
             out.freed += size
         except FileNotFoundError:
             pass

@@ -26,6 +26,9 @@ class Unit:
     is_dir: bool
     files: tuple = ()  # (rel, bytes) of every file it removes
     dirs: tuple = ()  # rel of every directory it removes, deepest first (itself last)
+    # (st_dev, st_ino, st_size, st_mtime_ns) of each file in ``files``, as listed: clear-cache
+    # deletes a file only while it is still that file (a replaced or rewritten one stays)
+    stats: tuple = ()
 
     @property
     def bytes(self) -> int:
@@ -66,18 +69,24 @@ def _kind(entry: os.DirEntry) -> Optional[str]:
     return "file" if stat.S_ISREG(mode) else "special"
 
 
+def identity(st: os.stat_result) -> tuple:
+    """What must not have changed between the listing and the unlink."""
+    return (st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns)
+
+
 def _file_unit(entry: os.DirEntry, rel: str) -> Unit:
     try:
-        size = entry.stat(follow_symlinks=False).st_size
+        st = entry.stat(follow_symlinks=False)
     except OSError:
-        size = 0
-    return Unit(rel, False, files=((rel, size),))
+        return Unit(rel, False, files=((rel, 0),), stats=(None,))  # vanished: the unlink finds nothing
+    return Unit(rel, False, files=((rel, st.st_size),), stats=(identity(st),))
 
 
 def _dir_unit(rel: str, inner: list) -> Unit:
     files = tuple(f for u in inner for f in u.files)
+    stats = tuple(s for u in inner for s in u.stats)
     dirs = tuple(d for u in inner for d in u.dirs) + (rel,)
-    return Unit(rel, True, files=files, dirs=dirs)
+    return Unit(rel, True, files=files, dirs=dirs, stats=stats)
 
 
 def _sub(path: str, rel: str, rule, out: Survey) -> None:

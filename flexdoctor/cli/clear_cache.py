@@ -60,10 +60,9 @@ def clear_cache(
         named = os.path.abspath(os.path.expanduser(cache_dir))
         if not os.path.isdir(named):  # a typo must not read as "nothing to delete"
             raise _usage_error(t("clear.cache_dir_missing", path=cache_dir))
-        env["TORCHINDUCTOR_CACHE_DIR"] = named
     kinds = [k for k, on in (("inductor", inductor), ("triton", triton), ("aten", aten),
                              ("manifest", manifest_only)) if on] or list(clear.KINDS)
-    plan = clear.plan(kinds, env)
+    plan = clear.plan(kinds, env, cache_dir=named if cache_dir is not None else None)
     refused = 1 if plan.refused else 0
     for line in view.plan_lines(plan, dry_run):
         typer.echo(line)
@@ -77,8 +76,8 @@ def clear_cache(
             raise typer.Exit(1)
     try:
         outcome = clear.execute(plan)
-    except clear.Refused:
-        typer.echo(t("cli.usage_error", message=t("clear.warm_running", path=plan.lock_root)), err=True)
+    except clear.Refused as exc:
+        typer.echo(t("cli.usage_error", message=view.holder(exc.holder, plan.lock_root)), err=True)
         raise typer.Exit(1)
     for line in view.outcome_lines(outcome):
         typer.echo(line)

@@ -90,5 +90,14 @@ def outcome_lines(outcome) -> list:
     return lines
 
 
+def holder(h, path: str) -> str:
+    """Who holds the cache (cache/clear.py Holder): a warm-cache or another clear-cache, with its
+    pid and command line when known."""
+    kind = "warm" if h.kind == "warm-cache" else "clear"
+    if h.pid is None:
+        return t(f"clear-lock.{kind}", path=show(path))
+    return t(f"clear-lock.{kind}_pid", path=show(path), pid=h.pid, command=show(h.command or "?"))
+
+
 def prompt(plan) -> str:
     return t("clear.prompt", count=plan.count, size=size(plan.bytes))
