@@ -12,7 +12,13 @@ REPORT_SCHEMA_VERSION = 1
 
 
 class Status(str, enum.Enum):
+    """The levels of a result (README "Levels"): pass; note (worth knowing, nothing breaks and
+    nothing is lost: never fails, not even under --strict); warn (something will break or cost
+    you: fails under --strict); fail (will not work: exit 1); skip (does not apply here);
+    error (the check itself crashed: exit 1)."""
+
     PASS = "pass"
+    NOTE = "note"
     WARN = "warn"
     FAIL = "fail"
     SKIP = "skip"
@@ -24,7 +30,7 @@ class Status(str, enum.Enum):
         return _RANK[self]
 
 
-_RANK = {Status.SKIP: 0, Status.PASS: 1, Status.WARN: 2, Status.ERROR: 3, Status.FAIL: 4}
+_RANK = {Status.SKIP: 0, Status.PASS: 1, Status.NOTE: 2, Status.WARN: 3, Status.ERROR: 4, Status.FAIL: 5}
 
 
 @dataclass(frozen=True)
@@ -129,7 +135,7 @@ class Report:
 
     def fails(self, result: Result) -> bool:
         """Does this result make the run fail (exit 1)? A failure, a check that crashed, or a
-        warning under --strict. The one place this rule lives: the exit code and every renderer
+        warning under --strict (a note never fails). The one place this rule lives: the exit code and every renderer
         (text verdict, GitHub annotation level, JUnit failure) ask here."""
         return result.status in (Status.FAIL, Status.ERROR) or (self.strict and result.status == Status.WARN)
 

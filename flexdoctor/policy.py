@@ -5,8 +5,10 @@ A profile answers one question CI asks:
 - ``default``: an interactive look at this machine (no GPU is a warning, toolkit issues warn).
 - ``gpu``: a GPU runner before training. Everything runs; no GPU, or a GPU torch cannot use,
   is a failure.
-- ``image``: building a container image on a machine without a GPU. torch, Triton, compilers,
-  headers and the cache must be ready; checks that need a GPU are skipped, not failed.
+- ``image``: building a GPU container image on a machine without a GPU. torch must be a CUDA
+  build (a CPU-only wheel fails), Triton installed at torch's pin (read from metadata), compilers,
+  headers and the cache ready; checks that need the GPU itself are skipped, not failed. For an
+  image meant for CPUs only, use ``default``.
 - ``extensions``: building flash-attn or other CUDA extensions. nvcc and CUDA_HOME problems
   become failures.
 
@@ -24,7 +26,7 @@ search stopped, is kept on the Settings (``used``) and every report shows it::
     ignore = ["FD401"]
     strict = false
     [tool.flexdoctor.severity]
-    nvcc-found = "fail"                     # fail | warn | ignore (for non-passing results)
+    nvcc-found = "fail"                     # fail | warn | note | ignore (for findings)
 """
 
 from __future__ import annotations
@@ -66,10 +68,13 @@ PROFILES = {
         ),
         Profile(
             "image",
-            "a container image build without a GPU: torch, Triton, compilers and headers must be "
-            "ready; GPU checks are skipped, not failed",
+            "a GPU container image built without a GPU: torch must be a CUDA build and Triton its "
+            "pin, compilers and headers ready; checks that need the GPU itself are skipped, not failed",
             skip_areas=("gpu",),
-            skip_ids=("FD204", "FD205", "FD307"),
+            skip_ids=("FD205", "FD307"),
+            # A CPU-only torch (FD204's note without a GPU) in an image built for GPUs is the
+            # classic mistake this profile exists to catch. A CPU image: use the default profile.
+            severity={"FD204": "fail"},
         ),
         Profile(
             "extensions",
@@ -80,7 +85,7 @@ PROFILES = {
     )
 }
 
-VALID_SEVERITY = ("fail", "warn", "ignore")
+VALID_SEVERITY = ("fail", "warn", "note", "ignore")
 CONFIG_KEYS = ("profile", "select", "ignore", "strict", "severity")
 # Tables other features own: [tool.flexdoctor.warm] is warm-cache's, [tool.flexdoctor.fleet] fleet's.
 OTHER_TABLES = ("warm", "fleet")
@@ -296,12 +301,36 @@ def matches(name: str, check_id: str, symbol: str) -> bool:
     return n == symbol or (n.startswith("fd") and check_id.lower().startswith(n))
 
 
+def near_names(name: str, specs) -> list:
+    """Check IDs and symbols spelled like ``name`` (difflib), closest first."""
+    import difflib
+
+    known = [x for s in specs for x in (s.id, s.symbol)]
+    return difflib.get_close_matches(name.strip(), known, n=3, cutoff=0.6) or \
+        difflib.get_close_matches(name.strip().upper(), known, n=3, cutoff=0.6)
+
+
+def check_flag_names(flag: str, names: Iterable[str], specs) -> None:
+    """``--only``/``--skip`` values must name checks: a usage error naming the flag, the unknown
+    name and the nearest real ones (never the settings' internal keys)."""
+    for n in names:
+        if not any(matches(n, s.id, s.symbol) for s in specs):
+            near = near_names(n, specs)
+            if near:
+                raise ConfigError(t("settings-names.flag_near", flag=flag, name=repr(n), near=", ".join(near)))
+            raise ConfigError(t("settings-names.flag", flag=flag, name=repr(n)))
+
+
 def validate_names(settings: Settings, specs) -> None:
     for key, names in (("select", settings.select), ("ignore", settings.ignore),
                        ("severity", tuple(settings.severity))):
         for n in names:
             if not any(matches(n, s.id, s.symbol) for s in specs):
                 where = settings.source or t("settings.command_line")
+                near = near_names(n, specs)
+                if near:
+                    raise ConfigError(t("settings-names.setting_near", where=where, key=key, name=repr(n),
+                                        near=", ".join(near)))
                 raise ConfigError(t("settings.unknown_check", where=where, key=key, name=repr(n)))
 
 
@@ -322,7 +351,7 @@ def skipped_by_profile(spec, settings: Settings) -> bool:
 def apply(result: Result, settings: Settings) -> Optional[Result]:
     """The result after the profile's and the configuration's severities; None when ignored.
 
-    Severities only re-grade findings (warn/fail): a pass stays a pass, a skip a skip (except a
+    Severities only re-grade findings (note/warn/fail): a pass stays a pass, a skip a skip (except a
     skip of a check the profile requires, which fails), and a crashed check stays an error.
     """
     if result.status == Status.SKIP and result.id in settings.profile.required:
@@ -333,7 +362,7 @@ def apply(result: Result, settings: Settings) -> Optional[Result]:
     for key, value in settings.severity.items():
         if matches(key, result.id, result.symbol):
             level = value
-    if level is None or result.status not in (Status.WARN, Status.FAIL):
+    if level is None or result.status not in (Status.NOTE, Status.WARN, Status.FAIL):
         return result
     if level == "ignore":
         return None

@@ -200,3 +200,21 @@ def test_warm_settings_file_must_be_trusted(tmp_path):
     done = cli("warm-cache", "--cache-dir", str(tmp_path / "cache"), "--run-from-settings", cwd=proj)
     assert done.returncode == 2 and not marker.exists()
     assert "other users can write" in done.stderr
+
+
+# ------------------------------------------------------------------ --only / --skip with an unknown ID
+
+
+@pytest.mark.parametrize("lang", ["en", "ja", "pt-BR", "hi"])
+def test_only_unknown_id_is_one_clean_usage_line(tmp_path, lang):
+    """issue 21.10: `--only FD999` named the settings' internal key ('select'). Now: the flag,
+    the unknown name and the nearest real IDs, in one line, in every language."""
+    done = cli("check", "--lang", lang, "--from-facts", cpu_facts(tmp_path), "--only", "FD999", cwd=tmp_path)
+    assert done.returncode == 2 and done.stdout == ""
+    lines = done.stderr.strip().splitlines()
+    assert len(lines) == 1, done.stderr
+    assert "--only" in lines[0] and "FD999" in lines[0] and "FD90" in lines[0]
+    assert "select" not in lines[0] and "Traceback" not in done.stderr
+    skip = cli("check", "--lang", lang, "--from-facts", cpu_facts(tmp_path), "--skip", "gpu-presnt", cwd=tmp_path)
+    assert skip.returncode == 2 and "--skip" in skip.stderr and "gpu-present" in skip.stderr
+    assert "ignore" not in skip.stderr

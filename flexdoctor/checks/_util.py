@@ -238,7 +238,7 @@ def torch_build(facts: Facts) -> str:
     torch = require(torch, "torch")
     if torch.hip:
         return "rocm"
-    if torch.cuda:
+    if torch.cuda and not str(torch.version or "").endswith("+cpu"):
         return "cuda"
     return "cpu"
 

@@ -95,6 +95,12 @@ def passed(key: str, *, details=(), **kw) -> Finding:
     return _finding(Status.PASS, key, None, details, kw)
 
 
+def note(key: str, fix: Optional[Fix] = None, *, details=(), **kw) -> Finding:
+    """Worth knowing, nothing breaks and nothing is lost here: never fails, even under --strict
+    (a profile or the settings' severity table can raise it to warn or fail)."""
+    return _finding(Status.NOTE, key, fix, details, kw)
+
+
 def warn(key: str, fix: Optional[Fix] = None, *, details=(), **kw) -> Finding:
     return _finding(Status.WARN, key, fix, details, kw)
 

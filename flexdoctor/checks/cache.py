@@ -18,7 +18,7 @@ from ..model import Finding
 from ..text import human_bytes as _size
 from ..text import t
 from . import _util as u
-from .base import check, fail, passed, skip, warn
+from .base import check, fail, note, passed, skip, warn
 
 GIB = 1 << 30
 MIB = 1 << 20
@@ -70,6 +70,10 @@ def cache_location(facts: Facts) -> Finding:
     cache is cold. The default cache lives in /tmp, which is often wiped on reboot, is private
     to each container, and is a tmpfs (RAM) on many systems: every new job compiles again.
 
+    A note, not a warning: the cache works there (it is torch's own default), and nothing breaks;
+    only the time to the first step grows after a reboot or in a new container. Make it a
+    warning with `[tool.flexdoctor.severity] cache-location = "warn"`.
+
     How to fix: point TORCHINDUCTOR_CACHE_DIR at a persistent directory you own (in the job's
     environment, not only your shell) and pre-build it with `flexdoctor warm-cache`.
     """
@@ -77,7 +81,7 @@ def cache_location(facts: Facts) -> Finding:
     loc = c.inductor
     if loc.in_temp or loc.fs_type == "tmpfs":
         where = t("cache-location.where_tmpfs") if loc.fs_type == "tmpfs" else t("cache-location.where_temp")
-        return warn("cache-location.temporary", _warm_fix("cache-in-tmp", facts, dir=PERSISTENT_DIR),
+        return note("cache-location.temporary", _warm_fix("cache-in-tmp", facts, dir=PERSISTENT_DIR),
                     path=loc.path, where=where, source=loc.source)
     return passed("cache-location.pass", path=loc.path, source=loc.source, fs=loc.fs_type or "?")
 

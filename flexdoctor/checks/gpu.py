@@ -7,7 +7,7 @@ from ..facts import Facts, ok, require
 from ..model import Finding, Status
 from . import _util as u
 from ..text import t
-from .base import check, fail, passed, skip, warn
+from .base import check, fail, note, passed, skip, warn
 
 
 @check("FD101", "gpu-present", area="gpu")
@@ -19,6 +19,8 @@ def gpu_present(facts: Facts) -> Finding:
     GPU. A container started without the NVIDIA runtime, a driver that is not loaded, or a
     driver upgraded without a reboot ("Driver/library version mismatch") all look like "no GPU"
     to torch. On a CPU-only machine flex_attention still compiles for inference (torch >= 2.6).
+    A machine with no NVIDIA GPU and no sign of one (no driver library, no /dev/nvidia*) is a
+    note under the default profile (nothing there is broken) and a failure under --profile gpu.
 
     How to fix: run on a GPU machine; in containers pass --gpus all (Docker) or a
     nvidia.com/gpu limit (Kubernetes); load or reinstall the driver; reboot after a driver
@@ -45,7 +47,7 @@ def gpu_present(facts: Facts) -> Finding:
         if gpu.device_nodes:
             return fail("gpu-present.nodes_without_library", kb.fix("container-without-gpu"),
                         error=gpu.nvml_error)
-        return warn("gpu-present.none", kb.fix("no-nvidia-gpu"))
+        return note("gpu-present.none", kb.fix("no-nvidia-gpu"))  # a CPU machine: --profile gpu fails it
     if gpu.nvml == "driver-not-loaded":
         return fail("gpu-present.driver_not_loaded", kb.fix("nvidia-driver-not-loaded"), error=gpu.nvml_error)
     if gpu.nvml == "driver-mismatch":

@@ -9,7 +9,7 @@ from ..facts import Facts, Skip, ok, require
 from ..model import Finding, Status
 from ..text import t
 from . import _util as u
-from .base import check, passed, skip, warn
+from .base import check, note, passed, skip, warn
 
 
 def _cuda_torch(facts: Facts) -> str:
@@ -39,7 +39,8 @@ def nvcc_found(facts: Facts) -> Finding:
     code that Triton compiles through LLVM and the ptxas bundled in its wheel. (Guides claiming
     flex is "built with nvcc" at import are wrong: importing builds nothing.) nvcc is needed to
     build flash-attn without a matching prebuilt wheel, xformers, or any
-    torch.utils.cpp_extension module, so its absence is a warning.
+    torch.utils.cpp_extension module, so its absence is a note (a failure under
+    `--profile extensions`); an nvcc that is there but does not run is a warning.
 
     How to fix: nothing for flex; for extension builds install the CUDA toolkit whose major
     version matches torch.version.cuda and put its bin/ on PATH. A torch without CUDA ("+cpu",
@@ -52,7 +53,7 @@ def nvcc_found(facts: Facts) -> Finding:
     tc = require(facts.toolchain, "toolchain")
     fix = kb.fix("nvcc-not-found", **_toolkit_ctx(torch_cuda))
     if tc.nvcc is None:
-        return warn("nvcc-found.missing", fix)
+        return note("nvcc-found.missing", fix)
     if not ok(tc.nvcc):
         return warn("nvcc-found.broken", fix, error=u.probe_error_text(tc.nvcc))
     return passed("nvcc-found.pass", path=tc.nvcc.path, version=tc.nvcc.version or "?")
@@ -85,7 +86,10 @@ def nvcc_cuda_match(facts: Facts) -> Finding:
         nvcc = on_path  # facts recorded before CudaHome.nvcc: the PATH nvcc is CUDA_HOME's
     kw = dict(cuda_home=home.path, source=home.source)
     if nvcc is None:
-        return warn("nvcc-cuda-match.missing", kb.fix("cuda-home-not-set", cuda_home=home.path, suggestion=""),
+        # /usr/local/cuda found by default with no nvcc anywhere (a CUDA runtime image): no toolkit
+        # at all, a note like FD401's; a CUDA_HOME someone set without nvcc is a trap, a warning.
+        level = note if home.source == "default" and tc.nvcc is None else warn
+        return level("nvcc-cuda-match.missing", kb.fix("cuda-home-not-set", cuda_home=home.path, suggestion=""),
                     **kw)
     nvcc = require(nvcc, "nvcc")
     details = []
@@ -120,7 +124,9 @@ def cuda_home(facts: Facts) -> Finding:
 
     Why it matters: extension builds fail with "CUDA_HOME environment variable is not set" when
     nothing resolves, or with missing headers when nvcc is a wrapper script or a pip-installed
-    binary whose parent is not a toolkit root.
+    binary whose parent is not a toolkit root. No toolkit at all (nothing resolves, or only the
+    default /usr/local/cuda of a CUDA runtime image with no nvcc) is a note, like FD401's: it
+    fails under `--profile extensions`; a toolkit someone pointed at that is broken is a warning.
 
     How to fix: export CUDA_HOME to the toolkit root (the directory holding bin/nvcc and
     include/cuda_runtime.h).
@@ -136,12 +142,13 @@ def cuda_home(facts: Facts) -> Finding:
     fix = kb.fix("cuda-home-not-set", cuda_home=suggestion,
                  suggestion=t("cuda-home.suggestion", path=suggestion) if candidates else "")
     if home is None:
-        return warn("cuda-home.unresolved", fix)
+        return note("cuda-home.unresolved", fix)  # no toolkit at all: FD401's note
     kw = dict(path=home.path, source=home.source)
     if not home.is_dir:
         return warn("cuda-home.not_dir", fix, **kw)
     if not (home.cuda_h and home.cuda_runtime_h):
-        return warn("cuda-home.no_headers", fix, **kw)
+        level = note if home.source == "default" and tc.nvcc is None else warn  # a runtime image
+        return level("cuda-home.no_headers", fix, **kw)
     nvcc = tc.nvcc if ok(tc.nvcc) else None
     if nvcc and nvcc.version and home.version and u.major_minor(nvcc.version) != u.major_minor(home.version):
         return warn("cuda-home.version_mismatch", fix, version=home.version, nvcc=nvcc.version, **kw)

@@ -7,10 +7,11 @@ import re
 from packaging.version import Version
 
 from .. import knowledge as kb
+from .. import wheels
 from ..facts import Facts, ok, require
 from ..model import Finding
 from . import _util as u
-from .base import check, fail, passed, skip, warn
+from .base import check, fail, note, passed, skip, warn
 
 MIN_FLEX = Version("2.5.0")
 
@@ -115,23 +116,53 @@ def torch_version(facts: Facts) -> Finding:
 
 @check("FD204", "torch-cuda-build", area="torch")
 def torch_cuda_build(facts: Facts) -> Finding:
-    """What it checks: on a machine with an NVIDIA GPU, that torch is a CUDA build
-    (torch.version.cuda is set, read from torch/version.py without importing torch).
+    """What it checks: that torch is a CUDA build (torch.version.cuda is set, read from
+    torch/version.py without importing torch): on a machine with an NVIDIA GPU a CPU-only build
+    fails; on a machine without one (Linux, Windows) it is a note, which `--profile image` makes
+    a failure: an image built for GPUs on a builder without one must carry the CUDA build.
 
     Why it matters: a '+cpu' wheel on a GPU box is a classic: pip picked the CPU wheel or a
     requirements file pinned it, and everything silently runs on the CPU, or fails with "Torch
-    not compiled with CUDA enabled". A ROCm build on an NVIDIA machine is the same mistake.
+    not compiled with CUDA enabled". A ROCm build on an NVIDIA machine is the same mistake. In an
+    image build nothing shows it until the image first runs on a GPU node.
 
     How to fix: reinstall torch from the CUDA index your driver supports (the fix names it).
     """
     if not u.has_nvidia_gpu(facts):
-        return skip("common.no_nvidia_gpu_skip")
+        return _build_without_gpu(facts)
     build = u.torch_build(facts)
     if build == "cuda":
         return passed("torch-cuda-build.pass", cuda=facts.torch.cuda)
     return fail("torch-cuda-build.cpu" if build == "cpu" else "torch-cuda-build.rocm",
                 kb.fix("cpu-wheel-on-gpu", python=u.python_cmd(facts), **u.wheel_context(facts)),
                 version=facts.torch.version, driver_cuda=facts.gpu.cuda_driver_version)
+
+
+def _build_without_gpu(facts: Facts) -> Finding:
+    """FD204 where there is no NVIDIA GPU: a CUDA build passes (it is ready for one), a CPU-only
+    build is a note (fine here; `--profile image` fails it); macOS (no CUDA wheels) and ROCm
+    builds skip."""
+    build = u.torch_build(facts)
+    if build == "cuda":
+        return passed("torch-cuda-build.pass", cuda=facts.torch.cuda)
+    if build == "rocm" or (ok(facts.python) and facts.python.platform == "darwin"):
+        return skip("common.no_nvidia_gpu_skip")
+    return note("torch-cuda-build.cpu_no_gpu",
+                kb.fix("cpu-wheel-on-gpu", python=u.python_cmd(facts), **_cuda_wheel(facts)),
+                version=facts.torch.version)
+
+
+def _cuda_wheel(facts: Facts) -> dict:
+    """The CUDA build of the installed release with no driver to ask (an image builder): the one
+    PyPI ships for this platform, else the newest (wheels.recommend with the driver unknown)."""
+    import dataclasses
+
+    current = u.base_version(facts.torch.version)
+    advice = wheels.recommend(dataclasses.replace(u.machine(facts), kind="cuda"),
+                              keep=str(current) if current else None)
+    if advice is None or advice.variant.kind != "cuda":
+        return {}
+    return {"cuda_tag": advice.variant.tag, "torch_spec": advice.spec(), "index_args": advice.index_args()}
 
 
 @check("FD205", "cuda-available", area="torch")

@@ -90,6 +90,8 @@ def check(
 
     specs, problems = checks.all_checks(with_plugins=not no_plugins)
     try:
+        policy.check_flag_names("--only", _split(only), specs)
+        policy.check_flag_names("--skip", _split(skip), specs)
         settings = _settings(settings_file).with_overrides(
             profile=profile, strict=strict, select=_split(only), ignore=_split(skip))
         policy.validate_names(settings, specs)

@@ -8,7 +8,9 @@ from ..checks.base import AREAS
 from ..model import Report, Result, Status
 from ..text import t
 
-ICONS = {Status.PASS: "✓", Status.WARN: "!", Status.FAIL: "✗", Status.SKIP: "-", Status.ERROR: "E"}
+ICONS = {Status.PASS: "✓", Status.NOTE: "i", Status.WARN: "!", Status.FAIL: "✗", Status.SKIP: "-", Status.ERROR: "E"}
+# Results whose fix is shown: the problems, and notes (a tip says how).
+WITH_FIX = (Status.FAIL, Status.WARN, Status.ERROR, Status.NOTE)
 
 
 def grouped(report: Report) -> list[tuple[str, list[Result]]]:
@@ -39,8 +41,9 @@ def settings_lines(report: Report) -> list[str]:
 
 def summary_line(report: Report) -> str:
     c = report.counts()
-    return t("report.summary", passed=c["pass"], warned=c["warn"], failed=c["fail"],
+    line = t("report.summary", passed=c["pass"], warned=c["warn"], failed=c["fail"],
              skipped=c["skip"], errors=c["error"])
+    return line + (t("levels.summary_notes", count=c["note"]) if c.get("note") else "")
 
 
 # Japanese line breaking (kinsoku): no line starts with closing punctuation or a small kana, and

@@ -13,7 +13,7 @@ from ..text import t
 from . import markdown
 from ._common import settings_lines, summary_line
 
-LEVEL = {Status.WARN: "warning"}  # what does not fail the run (Report.fails) but is worth a note
+LEVEL = {Status.WARN: "warning", Status.NOTE: "notice"}  # what does not fail the run (Report.fails)
 
 
 def _data(text: str) -> str:

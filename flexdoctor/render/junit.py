@@ -44,6 +44,8 @@ def render(report: Report, **_: object) -> str:
             ET.SubElement(case, "skipped", message=r.message)
         elif r.status == Status.WARN:
             ET.SubElement(case, "system-out").text = t("markdown.junit_warning", text=_text(r))
+        elif r.status == Status.NOTE:
+            ET.SubElement(case, "system-out").text = t("levels.junit_note", text=_text(r))
         else:
             ET.SubElement(case, "system-out").text = r.message
     for k, v in counts.items():

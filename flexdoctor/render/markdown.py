@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from ..model import Report, Status
+from ..model import Report
 from ..text import t
-from ._common import ICONS, grouped, settings_lines, summary_line
+from ._common import ICONS, WITH_FIX, grouped, settings_lines, summary_line
 
 
 def _cell(text: str) -> str:
@@ -22,7 +22,7 @@ def render(report: Report, **_: object) -> str:
             lines.append(f"| {ICONS[r.status]} | {r.id} | {_cell(r.title)} | {_cell(r.message)} |")
         lines.append("")
         for r in results:
-            if r.fix and r.status in (Status.FAIL, Status.WARN, Status.ERROR):
+            if r.fix and r.status in WITH_FIX:
                 lines.append(f"**{r.id} {r.symbol}**: {r.fix.summary}")
                 if r.fix.commands:
                     lines += ["", "```bash", *r.fix.commands, "```"]

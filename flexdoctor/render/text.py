@@ -7,11 +7,12 @@ from typing import Optional
 
 from ..model import Report, Result, Status
 from ..text import t
-from ._common import ICONS, grouped, settings_lines, summary_line, wrap_rich
+from ._common import ICONS, WITH_FIX, grouped, settings_lines, summary_line, wrap_rich
 from ._common import console as make_console
 
 STYLES = {
     Status.PASS: "green",
+    Status.NOTE: "cyan",
     Status.WARN: "yellow",
     Status.FAIL: "bold red",
     Status.SKIP: "dim",
@@ -32,7 +33,7 @@ def _body(r: Result, verbose: bool):
     if r.details and (verbose or problem):
         for d in r.details:
             body.append("\n  " + d, style="dim")
-    if r.fix and problem:
+    if r.fix and r.status in WITH_FIX:
         body.append("\n→ ", style=STYLES[r.status])
         body.append(r.fix.summary)
     return body
@@ -42,7 +43,7 @@ def _commands(r: Result, verbose: bool):
     """Fix commands, one logical line each: never wrapped, so they copy-paste intact."""
     from rich.text import Text
 
-    if not r.fix or r.status not in PROBLEMS:
+    if not r.fix or r.status not in WITH_FIX:
         return
     for cmd in r.fix.commands:
         yield Text(f"            $ {cmd}", style="cyan")
