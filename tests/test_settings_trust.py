@@ -14,9 +14,16 @@ import sys
 import xml.etree.ElementTree as ET
 from pathlib import Path
 
+import jsonschema
 import pytest
 
 from flexdoctor import policy
+
+
+def _schema() -> dict:
+    from importlib import resources
+
+    return json.loads(resources.files("flexdoctor.schema").joinpath("report.schema.json").read_text())
 
 ROOT = Path(__file__).resolve().parents[1]
 FIXTURES = ROOT / "tests" / "fixtures" / "facts"
@@ -64,6 +71,7 @@ def test_file_in_world_writable_parent_is_not_used_and_the_search_stops_there(tm
     notes = {(n["kind"], n["path"]) for n in used["notes"]}
     assert ("stopped", str(shared)) in notes
     assert ("not-used", str(shared / "flexdoctor.toml")) in notes
+    jsonschema.Draft202012Validator(_schema()).validate(data)  # the settings field is in the contract
     text = cli("check", "--from-facts", facts, "--profile", "gpu", cwd=job)
     assert f"{shared / 'flexdoctor.toml'}" in text.stdout and "not used" in text.stdout
     assert "other users can write" in text.stdout
