@@ -29,11 +29,11 @@ def check(
                     help="Run only these checks (ID or symbol; repeat or comma-separate).")] = None,
     skip: Annotated[Optional[List[str]], typer.Option("--skip", metavar="ID",
                     help="Do not run these checks (ID or symbol).")] = None,
-    strict: Annotated[bool, typer.Option("--strict", help="Warnings fail too (exit 1).")] = False,
+    strict: Annotated[bool, typer.Option("--strict", help="Warnings fail too (exit 1); notes never do.")] = False,
     profile: Annotated[Optional[str], typer.Option("--profile", "-p", metavar="NAME",
-                       help="default, gpu (GPU runner before training: no GPU fails), image (image build "
-                            "without a GPU: GPU checks skipped), extensions (building flash-attn: nvcc and "
-                            "CUDA_HOME fail).")] = None,
+                       help="default, gpu (GPU runner before training: no GPU fails), image (GPU image built "
+                            "without a GPU: a CPU-only torch fails, GPU checks skipped), extensions (building "
+                            "flash-attn: nvcc and CUDA_HOME fail).")] = None,
     settings_file: Annotated[Optional[Path], typer.Option("--settings", metavar="FILE",
                              help="Project settings file (pyproject.toml with [tool.flexdoctor], or "
                                   "flexdoctor.toml). Default: found in this directory or a parent.")] = None,
