@@ -2,7 +2,8 @@
 
 A profile answers one question CI asks:
 
-- ``default``: an interactive look at this machine (no GPU is a warning, toolkit issues warn).
+- ``default``: an interactive look at this machine (no GPU and no CUDA toolkit are notes; a
+  broken toolkit warns).
 - ``gpu``: a GPU runner before training. Everything runs; no GPU, or a GPU torch cannot use,
   is a failure.
 - ``image``: building a GPU container image on a machine without a GPU. torch must be a CUDA
@@ -165,7 +166,7 @@ def why_text(note: SettingsNote) -> str:
              uid=safety.current_uid(), mode=mode)
 
 
-def _candidate(d: Path) -> Optional[Path]:
+def _candidate(d: Path, uid: Optional[int] = None) -> Optional[Path]:
     """flexdoctor.toml, else a pyproject.toml that has a [tool.flexdoctor] table, in ``d``."""
     own = d / "flexdoctor.toml"
     if own.is_file():
@@ -173,7 +174,7 @@ def _candidate(d: Path) -> Optional[Path]:
     py = d / "pyproject.toml"
     if not py.is_file():
         return None
-    if untrusted(py) is not None:  # never parsed: named in a note if it looks like it has the table
+    if untrusted(py, uid) is not None:  # never parsed: named in a note if it looks like it has the table
         return py if _mentions_flexdoctor_unread(py) else None
     try:
         return py if "flexdoctor" in toml_loads(read_trusted(py)).get("tool", {}) else None
@@ -210,7 +211,7 @@ def search(start: Path, uid: Optional[int] = None) -> Search:
                 if os.path.lexists(d / name) and (name == "flexdoctor.toml" or _mentions_flexdoctor_unread(d / name)):
                     notes.append(_note("not-used", d / name, dataclasses.replace(v, reason=_PARENT[v.reason])))
             return Search(None, tuple(notes))
-        cand = _candidate(d)
+        cand = _candidate(d, uid)
         if cand is not None:
             note = untrusted(cand, uid)
             return Search(cand) if note is None else Search(None, (note,))
