@@ -129,10 +129,9 @@ def write(text: str, output: Optional[Path]) -> None:
 def _write_through(output: Path, data: bytes) -> None:
     """A FIFO or a device: opened as it is (no O_CREAT, no O_TRUNC, no link followed); a FIFO that
     no program reads is an error at once rather than a wait forever (O_NONBLOCK: ENXIO)."""
-    import fcntl
-
+    flags = os.O_WRONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0)
     try:
-        fd = os.open(output, os.O_WRONLY | os.O_NOFOLLOW | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
+        fd = os.open(output, flags)
     except OSError as exc:
         if exc.errno == errno.ENXIO:
             raise usage_error(t("render-output.no_reader", output=_shown(output)))
@@ -140,7 +139,8 @@ def _write_through(output: Path, data: bytes) -> None:
     try:
         if not (stat.S_ISFIFO(os.fstat(fd).st_mode) or stat.S_ISCHR(os.fstat(fd).st_mode)):
             raise usage_error(t("render-output.not_regular", output=_shown(output)))  # swapped meanwhile
-        fcntl.fcntl(fd, fcntl.F_SETFL, fcntl.fcntl(fd, fcntl.F_GETFL) & ~os.O_NONBLOCK)
+        if hasattr(os, "set_blocking"):  # a reader is there: from now on, wait for it as usual
+            os.set_blocking(fd, True)
         view = memoryview(data)
         while view:
             view = view[os.write(fd, view):]
@@ -175,7 +175,8 @@ def _replace(output: Path, data: bytes, old_mode: Optional[int]) -> None:
             while view:
                 view = view[os.write(fd, view):]
             mode = 0o666 & ~_umask()
-            os.fchmod(fd, mode if old_mode is None else mode & old_mode)
+            if hasattr(os, "fchmod"):  # (not on Windows, where mkstemp's file is the user's anyway)
+                os.fchmod(fd, mode if old_mode is None else mode & old_mode)
         finally:
             os.close(fd)
         os.replace(tmp, output)

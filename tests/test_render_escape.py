@@ -222,3 +222,48 @@ def test_rich_never_reads_markup_in_escaped_text():
     con = console(file=buf, width=80, no_color=True)
     con.print(esc.rich_text("[bold]x[/] [link=http://e]y[/link]"))
     assert buf.getvalue().strip() == "[bold]x[/] [link=http://e]y[/link]"
+
+
+@settings(max_examples=120, deadline=None, suppress_health_check=list(HealthCheck))
+@given(st.lists(st.tuples(st.sampled_from(["pass", "warn", "fail", "skip", "error"]), texts, texts, texts,
+                          st.lists(texts, max_size=2)), min_size=1, max_size=4))
+def test_every_check_report_format_keeps_any_value_as_data(rows):
+    """Outside text in every field of a Result, through every format of the check report."""
+    import json
+
+    from flexdoctor.facts import Facts
+    from flexdoctor.model import Fix, Report, Result, Status
+    from flexdoctor.render import Format, renderer
+
+    results = tuple(Result(f"FD{100 + i}", "sym", title, "gpu", Status(status), message,
+                           Fix(summary, tuple(commands)), details=(summary,))
+                    for i, (status, title, message, summary, commands) in enumerate(rows))
+    report = Report(results=results, facts=Facts(), flexdoctor_version="0")
+    for fmt in Format:
+        text = renderer(fmt)(report, verbose=True, width=80, color=False, step_summary="")
+        text.encode("utf-8")
+        ours = [x for x in runner_lines(text) if fmt == Format.github and re.match(r"::(error|warning) title=FD\d+ ", x)]
+        assert not [x for x in runner_lines(text) if is_command(x) and x not in ours]
+        if fmt in (Format.text, Format.markdown, Format.github):
+            assert not HOSTILE.search(text.replace("\n", ""))
+        if fmt == Format.markdown:
+            tokens = _markdown().parse(text)
+            kinds = {t.type for t in tokens} | {c.type for t in tokens for c in (t.children or ())}
+            assert not kinds & {"html_block", "html_inline", "link_open", "image", "em_open", "strong_open", "s_open"} - (
+                {"strong_open"} if "strong_open" in kinds and _only_our_bold(tokens) else set())
+            assert all(t.info == "bash" for t in tokens if t.type == "fence")
+        if fmt == Format.junit:
+            assert XML_CHAR.match(text)
+            ET.fromstring(text.encode("utf-8"))
+        if fmt == Format.json:
+            assert json.loads(text)["results"][0]["message"] == rows[0][2]
+
+
+def _only_our_bold(tokens) -> bool:
+    """Bold appears only where the view writes it: "**FD1xx sym**:" before a fix."""
+    for tok in tokens:
+        kids = tok.children or []
+        for i, child in enumerate(kids):
+            if child.type == "strong_open" and not (i + 1 < len(kids) and re.fullmatch(r"FD\d+ sym", kids[i + 1].content)):
+                return False
+    return True
