@@ -3,8 +3,10 @@ atomic output files, CI detection. Imports nothing heavy."""
 
 from __future__ import annotations
 
+import errno
 import os
 import shutil
+import stat
 import sys
 from pathlib import Path
 from typing import List, Optional
@@ -30,8 +32,11 @@ def t(key: str, /, **kwargs: object) -> str:
 
 def usage_error(message: str) -> "typer.Exit":
     """Print one clear line (``message`` in the report language) and return the exit-2 exception
-    for the caller to raise."""
-    typer.echo(t("cli.usage_error", message=message), err=True)
+    for the caller to raise. The message often holds a path or a value from outside: shown as
+    one line of visible text that holds no workflow command (render/_escape.py)."""
+    from .render._escape import for_terminal, no_commands
+
+    typer.echo(no_commands(for_terminal(t("cli.usage_error", message=message))), err=True)
     return typer.Exit(EXIT_USAGE)
 
 
@@ -66,36 +71,118 @@ def check_output(output: Optional[Path]) -> None:
         return
     if not str(output) or output.name in ("", ".", ".."):
         raise usage_error(t("cli.output_not_file", output=repr(str(output))))
+    if output.is_symlink():
+        raise usage_error(t("render-output.symlink", output=_shown(output)))
     if output.is_dir():
-        raise usage_error(t("cli.is_directory", what=f"--output {output}"))
+        raise usage_error(t("cli.is_directory", what=f"--output {_shown(output)}"))
     parent = output.parent if str(output.parent) else Path(".")
     if not output.exists() and not parent.is_dir():
-        raise usage_error(t("cli.output_no_dir", output=output, parent=parent))
+        raise usage_error(t("cli.output_no_dir", output=_shown(output), parent=_shown(parent)))
+
+
+def _shown(path: object) -> str:
+    from .render._escape import for_terminal
+
+    return for_terminal(os.fspath(path) if isinstance(path, os.PathLike) else path)
 
 
 def write(text: str, output: Optional[Path]) -> None:
-    """To stdout, or to --output.
+    """To stdout, or to --output FILE.
 
-    A regular file (or a new one) is replaced atomically, so a crash never leaves half a report.
-    Anything else (a symlink, /dev/null, /dev/stdout, a FIFO) is written through as it is:
-    renaming over it would replace the link or the device node itself.
+    A new or regular FILE is replaced atomically (a crash never leaves half a report, and an
+    existing file is never truncated): the report goes to a new file that ``tempfile.mkstemp``
+    makes in FILE's folder (O_CREAT|O_EXCL, never through a link that someone planted there),
+    then ``os.replace``. Its mode is what the umask allows (0666 & ~umask), never more than the
+    file it replaces had. A symbolic link at FILE is refused (exit 2): the link is someone's, and
+    writing through it would write where the link's owner chose. A FIFO or a character device
+    (/dev/null) is written through, opened without following links; anything else is refused.
+    The report is written UTF-8; what UTF-8 cannot carry (an undecodable byte of a file name) as
+    ``\\xNN``.
     """
     if output is None:
         sys.stdout.write(text)
         sys.stdout.flush()
         return
     check_output(output)
+    from .render._escape import register
+
+    data = text.encode("utf-8", register())
     try:
-        if os.path.lexists(output) and (output.is_symlink() or not output.is_file()):
-            with open(output, "w", encoding="utf-8") as fh:
-                fh.write(text)
-            return
-        tmp = output.with_name(f".{output.name}.{os.getpid()}.tmp")
-        try:
-            tmp.write_text(text, encoding="utf-8")
-            os.replace(tmp, output)
-        finally:
-            if tmp.exists():
-                tmp.unlink()
+        st = os.lstat(output)
+    except FileNotFoundError:
+        st = None
     except OSError as exc:
-        raise usage_error(t("cli.file_error", what=f"--output {output}", error=exc.strerror or exc))
+        raise usage_error(t("cli.file_error", what=f"--output {_shown(output)}", error=exc.strerror or exc))
+    try:
+        if st is not None and stat.S_ISLNK(st.st_mode):
+            raise usage_error(t("render-output.symlink", output=_shown(output)))
+        if st is not None and (stat.S_ISFIFO(st.st_mode) or stat.S_ISCHR(st.st_mode)):
+            _write_through(output, data)
+        elif st is not None and not stat.S_ISREG(st.st_mode):
+            raise usage_error(t("render-output.not_regular", output=_shown(output)))
+        else:
+            _replace(output, data, None if st is None else stat.S_IMODE(st.st_mode))
+    except OSError as exc:
+        raise usage_error(t("cli.file_error", what=f"--output {_shown(output)}", error=exc.strerror or exc))
+
+
+def _write_through(output: Path, data: bytes) -> None:
+    """A FIFO or a device: opened as it is (no O_CREAT, no O_TRUNC, no link followed); a FIFO that
+    no program reads is an error at once rather than a wait forever (O_NONBLOCK: ENXIO)."""
+    flags = os.O_WRONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0)
+    try:
+        fd = os.open(output, flags)
+    except OSError as exc:
+        if exc.errno == errno.ENXIO:
+            raise usage_error(t("render-output.no_reader", output=_shown(output)))
+        raise
+    try:
+        if not (stat.S_ISFIFO(os.fstat(fd).st_mode) or stat.S_ISCHR(os.fstat(fd).st_mode)):
+            raise usage_error(t("render-output.not_regular", output=_shown(output)))  # swapped meanwhile
+        if hasattr(os, "set_blocking"):  # a reader is there: from now on, wait for it as usual
+            os.set_blocking(fd, True)
+        view = memoryview(data)
+        while view:
+            view = view[os.write(fd, view):]
+    finally:
+        os.close(fd)
+
+
+def _umask() -> int:
+    """The process umask, read without changing it where Linux shows it (/proc/self/status)."""
+    try:
+        with open("/proc/self/status", encoding="ascii") as fh:
+            for line in fh:
+                if line.startswith("Umask:"):
+                    return int(line.split()[1], 8)
+    except (OSError, ValueError, IndexError):
+        pass
+    old = os.umask(0o022)
+    os.umask(old)
+    return old
+
+
+def _replace(output: Path, data: bytes, old_mode: Optional[int]) -> None:
+    """``data`` into a new file beside ``output``, then renamed over it; the new file is removed
+    if anything fails on the way."""
+    import tempfile
+
+    folder = str(output.parent) if str(output.parent) else "."
+    fd, tmp = tempfile.mkstemp(prefix=f".{output.name}.", suffix=".tmp", dir=folder)
+    try:
+        try:
+            view = memoryview(data)
+            while view:
+                view = view[os.write(fd, view):]
+            mode = 0o666 & ~_umask()
+            if hasattr(os, "fchmod"):  # (not on Windows, where mkstemp's file is the user's anyway)
+                os.fchmod(fd, mode if old_mode is None else mode & old_mode)
+        finally:
+            os.close(fd)
+        os.replace(tmp, output)
+    except BaseException:
+        try:
+            os.unlink(tmp)
+        except OSError:
+            pass
+        raise

@@ -183,15 +183,16 @@ def test_static_tier_does_not_import_torch(tmp_path):
     assert results["FD202"]["status"] == "skip"
 
 
-def test_output_writes_through_symlinks_and_devices(tmp_path):
+def test_output_never_replaces_a_device_and_refuses_links(tmp_path):
     """--output must never replace a symlink or a device node (as root, -o /dev/null once turned
-    /dev/null into a regular file)."""
+    /dev/null into a regular file); a link is refused rather than written through (issue 20:
+    tests/test_render_output_file.py)."""
     target = tmp_path / "target.json"
     target.write_text("old")
     link = tmp_path / "link.json"
     link.symlink_to(target)
-    assert run("check", "--static", "--format", "json", "-o", str(link)).returncode == 0
-    assert link.is_symlink() and json.loads(target.read_text())["schema_version"] == 1
+    assert run("check", "--static", "--format", "json", "-o", str(link)).returncode == 2
+    assert link.is_symlink() and target.read_text() == "old"
     fifo = tmp_path / "fifo"
     os.mkfifo(fifo)
     import threading

@@ -251,7 +251,9 @@ def _invoke():
     except KeyboardInterrupt:
         return 130
     except Exception as exc:  # a flexdoctor bug: one clear line, never a traceback
-        typer.echo(_t("cli.internal_error", error=f"{type(exc).__name__}: {exc}"), err=True)
+        from ..render._escape import for_terminal  # the exception's text may quote a path
+
+        typer.echo(_t("cli.internal_error", error=for_terminal(f"{type(exc).__name__}: {exc}")), err=True)
         return EXIT_USAGE
     return code if isinstance(code, int) and not isinstance(code, bool) else 0
 

@@ -2,15 +2,26 @@
 
 from __future__ import annotations
 
+import functools
 import unicodedata
 
 from ..checks.base import AREAS
 from ..model import Report, Result, Status
 from ..text import t
+from ._escape import ascii_symbols
 
 ICONS = {Status.PASS: "✓", Status.NOTE: "i", Status.WARN: "!", Status.FAIL: "✗", Status.SKIP: "-", Status.ERROR: "E"}
 # Results whose fix is shown: the problems, and notes (a tip says how).
 WITH_FIX = (Status.FAIL, Status.WARN, Status.ERROR, Status.NOTE)
+# Where the output cannot carry ✓ and ✗ (PYTHONIOENCODING=ascii, a cp1252 agent): words, laid
+# out as such (the icon column is as wide as the widest).
+ASCII_ICONS = {Status.PASS: "OK", Status.NOTE: "NOTE", Status.WARN: "WARN", Status.FAIL: "FAIL", Status.SKIP: "-",
+               Status.ERROR: "ERR"}
+
+
+def icons() -> dict:
+    """The status icons this output can carry (``_escape.ascii_symbols``)."""
+    return ASCII_ICONS if ascii_symbols() else ICONS
 
 
 def grouped(report: Report) -> list[tuple[str, list[Result]]]:
@@ -39,10 +50,20 @@ def settings_lines(report: Report) -> list[str]:
     return [head, *notes]
 
 
+def count_words(key: str, count: int) -> str:
+    """``{count} <noun>`` from ``<key>_one`` or ``<key>_other``: the catalogue of each language
+    says what its words do with a number (Japanese and Hindi keep one form; English and Portuguese
+    inflect at exactly one)."""
+    return t(f"{key}_{'one' if count == 1 else 'other'}", count=count)
+
+
 def summary_line(report: Report) -> str:
     c = report.counts()
-    line = t("report.summary", passed=c["pass"], warned=c["warn"], failed=c["fail"],
-             skipped=c["skip"], errors=c["error"])
+    line = t("report-count.summary", passed=count_words("report-count.passed", c["pass"]),
+             warned=count_words("report-count.warned", c["warn"]),
+             failed=count_words("report-count.failed", c["fail"]),
+             skipped=count_words("report-count.skipped", c["skip"]),
+             errors=count_words("report-count.errors", c["error"]))
     return line + (t("levels.summary_notes", count=c["note"]) if c.get("note") else "")
 
 
@@ -80,11 +101,31 @@ def _pieces(text: str) -> list[str]:
 
 def console(**kwargs: object):
     """A rich Console that measures text as terminals draw it (``terminal_widths``): every view
-    and progress line makes its console here."""
+    and progress line makes its console here. Where the output cannot carry the symbols
+    (``_escape.ascii_symbols``), rich draws its tables with ASCII (it does when its file's
+    encoding is not UTF: a view's StringIO has none)."""
     from rich.console import Console
 
     terminal_widths()
+    # Strings are never markup ([bold], [link=...]), emoji codes (:fire:) or highlighted: what a
+    # view prints holds paths and messages from outside (render/_escape.py).
+    for off in ("markup", "emoji", "highlight"):
+        kwargs.setdefault(off, False)
+    if ascii_symbols():
+        return _ascii_console()(**kwargs)
     return Console(**kwargs)
+
+
+@functools.lru_cache(maxsize=1)
+def _ascii_console():
+    from rich.console import Console
+
+    class AsciiConsole(Console):
+        @property
+        def encoding(self) -> str:
+            return "ascii"
+
+    return AsciiConsole
 
 
 def terminal_widths() -> None:

@@ -10,6 +10,7 @@ from typing import Optional
 
 from ..deep.bench import MODES, BenchReport, Measurement
 from ..text import has, t
+from ._escape import for_json, for_markdown, for_terminal, no_commands
 
 
 def _fmt_bytes(n: Optional[int]) -> str:
@@ -90,8 +91,8 @@ def header(report: BenchReport) -> str:
     env = report.env
     triton = f" · triton {env['triton']}" if env.get("triton") else ""
     cuda = f" (CUDA {env['cuda']})" if env.get("cuda") and env.get("device") == "cuda" else ""
-    return t("bench.header", device=(env.get("device_name") or env.get("device") or "?"),
-             torch=f"{env.get('torch', '?')}{cuda}", triton=triton, when=report.started_at or "?")
+    return for_terminal(t("bench.header", device=(env.get("device_name") or env.get("device") or "?"),
+                          torch=f"{env.get('torch', '?')}{cuda}", triton=triton, when=report.started_at or "?"))
 
 
 def render_text(report: BenchReport, color: bool = False, width: int = 120) -> str:
@@ -106,7 +107,7 @@ def render_text(report: BenchReport, color: bool = False, width: int = 120) -> s
     console.print(header(report))
     for case, rows in _by_case(report):
         console.print()
-        console.print(case.label(), style="bold")
+        console.print(for_terminal(case.label()), style="bold")
         table = Table(box=None, show_header=True, header_style="bold", pad_edge=False)
         for col, just in (("col_impl", "left"), ("col_mode", "left"), ("col_ms", "right"), ("col_tflops", "right"),
                           ("col_mem", "right"), ("col_compile", "right")):
@@ -128,29 +129,29 @@ def render_text(report: BenchReport, color: bool = False, width: int = 120) -> s
                     style = "green" if r.ms == best else None
                     if r.impl == "flex-compiled" and r.compiled is False:
                         bar += " " + t("bench.eager_fallback")
-                    table.add_row(r.impl, t(f"bench.{mode}"), ms,
+                    table.add_row(for_terminal(r.impl), t(f"bench.{mode}"), ms,
                                   _tf(r.tflops), _fmt_bytes(r.peak_bytes),
                                   f"{r.first_call_s:.2f}" if r.first_call_s is not None else "—", bar, style=style)
                 else:
                     reason = reason_text(r).strip()
-                    why = reason.splitlines()[-1][:60] if reason else ""
-                    table.add_row(r.impl, t(f"bench.{mode}"), "—", "—", "—", "—",
+                    why = for_terminal(reason.splitlines()[-1][:60]) if reason else ""
+                    table.add_row(for_terminal(r.impl), t(f"bench.{mode}"), "—", "—", "—", "—",
                                   status_word(r) + (f": {why}" if why else ""), style="dim")
         console.print(table)
         gap = gap_line(rows)
         if gap:
-            console.print(gap)
+            console.print(for_terminal(gap))
     console.print()
-    console.print(t("bench.footer", reps=report.settings.get("reps", "?")), style="dim")
-    return buf.getvalue()
+    console.print(for_terminal(t("bench.footer", reps=report.settings.get("reps", "?"))), style="dim")
+    return no_commands(buf.getvalue())
 
 
 def render_json(report: BenchReport) -> str:
-    return json.dumps(report.to_dict(), indent=2, sort_keys=True) + "\n"
+    return for_json(json.dumps(report.to_dict(), indent=2, sort_keys=True) + "\n")
 
 
 def render_markdown(report: BenchReport) -> str:
-    out = [f"**{header(report)}**", ""]
+    out = [f"**{for_markdown(header(report))}**", ""]
     cols = [t(f"bench.md_{c}") for c in ("shape", "impl", "fwd_ms", "fwd_tflops", "fwdbwd_ms", "fwdbwd_tflops",
                                          "peak", "first")]
     out.append("| " + " | ".join(cols) + " |")
@@ -166,23 +167,24 @@ def render_markdown(report: BenchReport) -> str:
             if all(x is None or x.status == "unavailable" for x in (f, b)):
                 continue
             first = max((x.first_call_s for x in (f, b) if x is not None and x.first_call_s is not None), default=None)
-            out.append(f"| {case.label()} | {impl} | {_cell(f, 'ms')} | {_cell(f, 'tf')} | {_cell(b, 'ms')} | "
+            out.append(f"| {for_markdown(case.label(), table=True)} | {for_markdown(impl, table=True)} | "
+                       f"{_cell(f, 'ms')} | {_cell(f, 'tf')} | {_cell(b, 'ms')} | "
                        f"{_cell(b, 'tf')} | {_fmt_bytes(b.peak_bytes if b and b.status == 'ok' else None)} | "
                        f"{'—' if first is None else f'{first:.2f}'} |")
     out.append("")
     gaps = [(c, gap_line(rows)) for c, rows in _by_case(report)]
     for c, g in gaps:
         if g:
-            out.append(f"- {c.label()}: {g}")
+            out.append(f"- {for_markdown(c.label())}: {for_markdown(g)}")
     out.append("")
-    out.append(t("bench.footer", reps=report.settings.get("reps", "?")))
-    return "\n".join(out) + "\n"
+    out.append(for_markdown(t("bench.footer", reps=report.settings.get("reps", "?"))))
+    return no_commands("\n".join(out) + "\n")
 
 
 def _cell(m: Optional[Measurement], what: str) -> str:
     if m is None:
         return "—"
     if m.status != "ok":
-        return t("bench.md_oom") if m.status == "oom" else status_word(m)
+        return t("bench.md_oom") if m.status == "oom" else for_markdown(status_word(m), table=True)
     v = m.ms if what == "ms" else m.tflops
     return "—" if v is None else (f"{v:.3f}" if what == "ms" else _tf(v))

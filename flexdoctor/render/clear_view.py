@@ -1,9 +1,11 @@
 """Text view of a clear-cache plan and outcome (cache/clear.py). Plain lines, no markup: paths
-are printed as they are, with control characters escaped so a file name cannot forge a line."""
+are printed as they are, with control characters escaped so a file name cannot forge a line
+(render/_escape.py), and no line is a CI workflow command."""
 
 from __future__ import annotations
 
 from ..text import has, t
+from ._escape import for_terminal, no_commands
 
 LIST_LIMIT = 10  # units and kept entries shown outside --dry-run (which lists them all)
 
@@ -17,9 +19,10 @@ def size(n: int) -> str:
     return str(n)
 
 
-def show(text: str) -> str:
-    """``text`` with control and non-printable characters written as \\xNN (or \\uNNNN)."""
-    return "".join(c if c.isprintable() else ascii(c)[1:-1] for c in text)
+def show(text: object) -> str:
+    """``text`` with control characters, line breaks and undecodable bytes written visibly
+    (``\\x1b``, ``\\n``, ``\\xff``: render/_escape.py ``for_terminal``)."""
+    return for_terminal(text)
 
 
 def _rel(unit_or_kept, is_dir: bool) -> str:
@@ -61,7 +64,7 @@ def cache_lines(cp, list_all: bool) -> list:
     lines += [_kept_line(cp, k) for k in kept]
     if len(cp.kept) > len(kept):
         lines.append(t("clear.more_kept", count=len(cp.kept) - len(kept)))
-    return lines
+    return [no_commands(line) for line in lines]
 
 
 def plan_lines(plan, dry_run: bool) -> list:
@@ -82,12 +85,12 @@ def outcome_lines(outcome) -> list:
     for co in outcome.caches:
         for rel, word, detail in co.errors:
             key = "clear.changed" if word == "changed" else "clear.not_deleted"
-            problems.append(t(key, rel=show(rel), detail=detail))
+            problems.append(t(key, rel=show(rel), detail=show(detail)))
         problems += [t("clear.left", rel=show(rel)) for rel in co.left]
     lines += problems[:LIST_LIMIT]
     if len(problems) > LIST_LIMIT:
         lines.append(t("clear.more_errors", count=len(problems) - LIST_LIMIT))
-    return lines
+    return [no_commands(line) for line in lines]
 
 
 def holder(h, path: str) -> str:

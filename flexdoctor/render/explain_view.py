@@ -8,6 +8,7 @@ from .. import __version__
 from ..knowledge.explain import Hit, Problem, Result, fix_for
 from ..text import t
 from ._common import wrap as _wrap
+from ._escape import for_json, for_terminal, no_commands
 
 EXPLAIN_SCHEMA_VERSION = 1
 
@@ -21,17 +22,18 @@ def _where(hit: Hit) -> str:
 def _problem_text(index: int, p: Problem, width: int) -> list[str]:
     e = p.entry
     fix = fix_for(p)
-    wrap = lambda s: _wrap(s, width, "    ")  # noqa: E731  (terminal cells: CJK and Devanagari fit)
-    out = [f"[{index}] {e.id} {e.symbol}: {e.title}"]
+    # Log lines, and the fix filled from them, are outside text: one visible line each.
+    wrap = lambda s: _wrap(for_terminal(s), width, "    ")  # noqa: E731  (terminal cells: CJK and Devanagari fit)
+    out = [f"[{index}] {e.id} {e.symbol}: {for_terminal(e.title)}"]
     for h in p.hits:
-        out.append(f"    {_where(h)}: {h.text}")
+        out.append(f"    {_where(h)}: {for_terminal(h.text)}")
     if p.count > len(p.hits):
         out.append("    " + t("explain.more_lines", count=p.count))
     out += ["", f"  {t('explain.cause')}:", wrap(e.cause), "", f"  {t('explain.fix')}:", wrap(fix.summary)]
-    out += [f"    $ {c}" for c in fix.commands]
+    out += [f"    $ {for_terminal(c)}" for c in fix.commands]
     if e.applies:
-        out += ["", _wrap(f"{t('explain.applies')}: {e.applies}", width, "  ")]
-    out += ["", "  " + t("explain.see", id=e.id)] + [f"  {link}" for link in e.links]
+        out += ["", _wrap(f"{t('explain.applies')}: {for_terminal(e.applies)}", width, "  ")]
+    out += ["", "  " + t("explain.see", id=e.id)] + [f"  {for_terminal(link)}" for link in e.links]
     return out
 
 
@@ -45,7 +47,10 @@ def _notes_text(result: Result, width: int, start: int) -> list[str]:
 
 
 def render_text(result: Result, source: str, width: int = 100) -> str:
-    width = max(40, min(width, 120)) - 4
+    return no_commands(_text(result, for_terminal(source), max(40, min(width, 120)) - 4))
+
+
+def _text(result: Result, source: str, width: int) -> str:
     if not result.found:
         out = [t("explain.none", source=source, lines=result.lines), t("explain.none_hint")]
         return "\n".join(out + _notes_text(result, width, 1)) + "\n"
@@ -86,7 +91,7 @@ def render_json(result: Result, source: str) -> str:
     }
     if result.notes:  # harmless notices (deprecations and the like): never counted as problems
         doc["notes"] = [_problem_dict(p) for p in result.notes]
-    return json.dumps(doc, indent=2, sort_keys=True, ensure_ascii=False) + "\n"
+    return for_json(json.dumps(doc, indent=2, sort_keys=True, ensure_ascii=False) + "\n")
 
 
 def render(result: Result, source: str, fmt: str = "text", width: int = 100) -> str:

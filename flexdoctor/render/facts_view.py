@@ -8,6 +8,7 @@ from typing import Any
 
 from ..facts import Facts, ProbeError
 from ..text import t
+from ._escape import for_json, for_terminal, no_commands
 
 
 def _home_to_tilde(value: Any, home: str) -> Any:
@@ -33,25 +34,22 @@ def _lines(value: Any, indent: int) -> list[str]:
             said = _probe_error_text(err)
             kind = err.get("kind", "error")
             if err.get("stage"):
-                out.append(pad + t("facts-view.unknown_during", kind=kind, stage=err["stage"], message=said))
+                out.append(pad + for_terminal(t("facts-view.unknown_during", kind=kind, stage=err["stage"], message=said)))
             else:
-                out.append(pad + t("facts-view.unknown", kind=kind, message=said))
+                out.append(pad + for_terminal(t("facts-view.unknown", kind=kind, message=said)))
             if err.get("detail"):
-                out += [f"{pad}  | {line}" for line in str(err["detail"]).splitlines()[-8:]]
+                out += [f"{pad}  | {for_terminal(line)}" for line in str(err["detail"]).splitlines()[-8:]]
             return out
         for k, v in value.items():
-            if isinstance(v, (dict, list)) and v and not (isinstance(v, dict) and set(v) == {"probe_error"}):
-                out.append(f"{pad}{k}:")
-                out += _lines(v, indent + 1)
-            elif isinstance(v, dict) and set(v) == {"probe_error"}:
-                out.append(f"{pad}{k}:")
+            if isinstance(v, (dict, list)) and v:
+                out.append(f"{pad}{for_terminal(k)}:")
                 out += _lines(v, indent + 1)
             else:
-                out.append(f"{pad}{k}: {_scalar(v)}")
+                out.append(f"{pad}{for_terminal(k)}: {_scalar(v)}")
         return out
     if isinstance(value, list):
         for item in value:
-            if isinstance(item, dict):
+            if isinstance(item, dict) and item:
                 sub = _lines(item, indent + 1)
                 out.append(f"{pad}- " + sub[0].strip())
                 out += sub[1:]
@@ -79,20 +77,20 @@ def _scalar(v: Any) -> str:
         return t("facts-view.no")
     if v == [] or v == {}:
         return t("facts-view.none")
-    return str(v)
+    return for_terminal(v)
 
 
 def render(facts: Facts, fmt: str = "text", redact: bool = True) -> str:
     data = redacted(facts) if redact else facts.to_dict()
     if fmt == "json":
-        return json.dumps(data, indent=2, sort_keys=True) + "\n"
+        return for_json(json.dumps(data, indent=2, sort_keys=True) + "\n")
     order = ["host", "gpu", "python", "torch", "torch_runtime", "toolchain", "timings"]
     out = [t("facts-view.header", version=facts.flexdoctor_version, collected=facts.collected_at), ""]
     for key in order + [k for k in data if k not in order]:
         if key in ("schema_version", "flexdoctor_version", "collected_at"):
             continue
-        out.append(f"{key}:")
+        out.append(f"{for_terminal(key)}:")
         value = data.get(key)
         out += _lines(value, 1) if isinstance(value, (dict, list)) else [f"  {_scalar(value)}"]
         out.append("")
-    return "\n".join(out)
+    return no_commands("\n".join(out))

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 
 from ..fleet.model import FLEET_SCHEMA_VERSION, FleetReport
+from ._escape import for_json
 
 
 def _english(value):
@@ -67,4 +68,4 @@ def to_dict(report: FleetReport) -> dict:
 
 
 def render(report: FleetReport, **_: object) -> str:
-    return json.dumps(to_dict(report), indent=2, sort_keys=True) + "\n"
+    return for_json(json.dumps(to_dict(report), indent=2, sort_keys=True) + "\n")

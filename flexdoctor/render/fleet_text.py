@@ -10,6 +10,7 @@ from ..fleet.model import FleetReport
 from ..text import t, words
 from . import fleet_common as c
 from ._common import console as make_console
+from ._escape import for_terminal, no_commands
 
 
 def render(report: FleetReport, width: Optional[int] = None, color: bool = False, verbose: bool = False,
@@ -23,11 +24,12 @@ def render(report: FleetReport, width: Optional[int] = None, color: bool = False
                        emoji=False, soft_wrap=False)
 
     def line(text: str, style: str = "", indent: int = 0) -> None:
-        # Wrapped lines stay under their first word: long outlier lists remain readable.
-        con.print(Padding(Text(text, style=style), (0, 0, 0, indent)))
+        # Wrapped lines stay under their first word: long outlier lists remain readable. Node
+        # names, paths and findings come from node reports: one visible line (render/_escape.py).
+        con.print(Padding(Text(for_terminal(text), style=style), (0, 0, 0, indent)))
 
     def command(cmd: str, indent: int) -> None:  # never wrapped: copy-paste must work
-        con.print(Text(" " * indent + "$ " + cmd, style="cyan"), soft_wrap=True)
+        con.print(Text(" " * indent + "$ " + for_terminal(cmd), style="cyan"), soft_wrap=True)
 
     head = t("fleet.heading") + (f" ({t('fleet.source', source=words(report.source))})" if report.source else "")
     line(head, "bold")
@@ -100,4 +102,4 @@ def render(report: FleetReport, width: Optional[int] = None, color: bool = False
     if exclude_file:
         line(c.exclude_hint(exclude_file, empty=not report.exclude), "dim")
     line(c.verdict(report), "bold red" if not report.ok else "bold green")
-    return "\n".join(x.rstrip() for x in buf.getvalue().splitlines()) + "\n"
+    return no_commands("\n".join(x.rstrip() for x in buf.getvalue().splitlines()) + "\n")

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 
 from ..model import REPORT_SCHEMA_VERSION, Report
+from ._escape import for_json
 
 
 def to_dict(report: Report) -> dict:
@@ -24,4 +25,4 @@ def to_dict(report: Report) -> dict:
 
 
 def render(report: Report, **_: object) -> str:
-    return json.dumps(to_dict(report), indent=2, sort_keys=True) + "\n"
+    return for_json(json.dumps(to_dict(report), indent=2, sort_keys=True) + "\n")

@@ -10,15 +10,17 @@ import xml.etree.ElementTree as ET
 
 from ..model import Report, Status
 from ..text import t
+from ._escape import for_terminal as _x
+from ._escape import no_commands
 
 
 def _text(r) -> str:
-    out = r.message
-    if r.details:
-        out += "\n" + "\n".join(r.details)
+    """Message, details and fix, one line each: every field escaped (render/_escape.py), so the
+    document holds only XML 1.0 characters and the line breaks are flexdoctor's."""
+    lines = [_x(r.message), *(_x(d) for d in r.details)]
     if r.fix:
-        out += f"\n{t('report.fix')}: " + r.fix.summary + "".join("\n  $ " + c for c in r.fix.commands)
-    return out
+        lines += [f"{t('report.fix')}: {_x(r.fix.summary)}", *(f"  $ {_x(c)}" for c in r.fix.commands)]
+    return "\n".join(lines)
 
 
 def render(report: Report, **_: object) -> str:
@@ -32,28 +34,29 @@ def render(report: Report, **_: object) -> str:
             ET.SubElement(props, "property", name=f"settings.{n.kind}", value=f"{n.path}: {n.reason}")
     for r in report.results:
         counts["tests"] += 1
-        case = ET.SubElement(suite, "testcase", classname=f"flexdoctor.{r.area}", name=f"{r.id} {r.symbol}: {r.title}")
+        case = ET.SubElement(suite, "testcase", classname=_x(f"flexdoctor.{r.area}"),
+                             name=_x(f"{r.id} {r.symbol}: {r.title}"))
         if r.status == Status.ERROR:
             counts["errors"] += 1
-            ET.SubElement(case, "error", message=r.message, type="error").text = _text(r)
+            ET.SubElement(case, "error", message=_x(r.message), type="error").text = _text(r)
         elif report.fails(r):
             counts["failures"] += 1
-            ET.SubElement(case, "failure", message=r.message, type=r.status.value).text = _text(r)
+            ET.SubElement(case, "failure", message=_x(r.message), type=r.status.value).text = _text(r)
         elif r.status == Status.SKIP:
             counts["skipped"] += 1
-            ET.SubElement(case, "skipped", message=r.message)
+            ET.SubElement(case, "skipped", message=_x(r.message))
         elif r.status == Status.WARN:
             ET.SubElement(case, "system-out").text = t("markdown.junit_warning", text=_text(r))
         elif r.status == Status.NOTE:
             ET.SubElement(case, "system-out").text = t("levels.junit_note", text=_text(r))
         else:
-            ET.SubElement(case, "system-out").text = r.message
+            ET.SubElement(case, "system-out").text = _x(r.message)
     for k, v in counts.items():
         suite.set(k, str(v))
     host = report.facts.host
-    if host is not None and hasattr(host, "hostname"):
-        suite.set("hostname", host.hostname)
+    if host is not None and getattr(host, "hostname", None) is not None:
+        suite.set("hostname", _x(host.hostname))
     root = ET.Element("testsuites", name="flexdoctor", **{k: str(v) for k, v in counts.items()})
     root.append(suite)
     ET.indent(root)
-    return '<?xml version="1.0" encoding="UTF-8"?>\n' + ET.tostring(root, encoding="unicode") + "\n"
+    return no_commands('<?xml version="1.0" encoding="UTF-8"?>\n' + ET.tostring(root, encoding="unicode") + "\n")

@@ -7,6 +7,7 @@ from typing import Optional
 from .. import checks, knowledge
 from ..text import t
 from ._common import wrap
+from ._escape import no_commands
 
 WIDTH = 96  # terminal cells, not characters: see _common.wrap
 
@@ -55,6 +56,10 @@ How to fix: fix or uninstall the plugin named in the message, or run `flexdoctor
 
 
 def render(ref: Optional[str]) -> str:
+    return no_commands(_render(ref))
+
+
+def _render(ref: Optional[str]) -> str:
     if not ref:
         return _listing()
     if ref.strip().lower() in ("fd000", "plugin-load"):

@@ -14,6 +14,8 @@ import time
 from typing import Any, Callable, Optional
 
 from ..text import human_bytes, seconds, t
+from ._escape import for_terminal as _x
+from ._escape import no_commands
 
 STATUS_KEYS = {"failed": "failed", "missed": "missed", "already warm": "already_warm",
                "warm (verified)": "verified", "compiled": "compiled"}
@@ -66,7 +68,7 @@ class LiveView:
         now = time.monotonic()
         for o in self.outcomes:
             el = "" if o.started is None else f"{(o.wall_s if o.state in FINISHED else now - o.started):.1f}"
-            table.add_row(o.workload.name, state_word(o.state), o.stage or "", el)
+            table.add_row(_x(o.workload.name), state_word(o.state), _x(o.stage or ""), el)
         return table
 
     def update(self) -> None:
@@ -85,13 +87,13 @@ class LiveView:
                 extra = t("warm.live.took", seconds=seconds(o.wall_s))
             if o.state == "failed":
                 extra = f": {_last_line(o.error)}"
-            self.echo(t("warm.live.line", index=i + 1, total=len(self.outcomes), name=o.workload.name,
-                        state=state_word(o.state), extra=extra))
+            self.echo(no_commands(_x(t("warm.live.line", index=i + 1, total=len(self.outcomes), name=o.workload.name,
+                                       state=state_word(o.state), extra=extra))))
 
 
 def header(plan: Any, python: str) -> str:
-    return t("warm.header", root=plan.env.cache_dir, source=plan.env.cache_source, count=len(plan.steps),
-             jobs=plan.jobs, python=python)
+    return no_commands(_x(t("warm.header", root=plan.env.cache_dir, source=plan.env.cache_source,
+                            count=len(plan.steps), jobs=plan.jobs, python=python)))
 
 
 def _hits(counters: dict) -> str:
@@ -114,7 +116,7 @@ def _table(result: Any, console: Any) -> None:
     # without spaces cannot, and would squeeze the names otherwise.)
     rows = []
     for o in result.outcomes:
-        row = [o.workload.name, status_word(o.status()), seconds((o.cold or {}).get("first_call_s"))]
+        row = [_x(o.workload.name), status_word(o.status()), seconds((o.cold or {}).get("first_call_s"))]
         if verified:
             row += [seconds((o.warm or {}).get("first_call_s")), _hits((o.warm or {}).get("counters") or {})]
         rows.append(row)
@@ -144,21 +146,21 @@ def _fixes(console: Any, ids: list) -> None:
         except KeyError:
             continue
         fix = entry.render()
-        console.print(f"    {entry.id} {entry.title}: {fix.summary}", markup=False)
+        console.print(_x(f"    {entry.id} {entry.title}: {fix.summary}"), markup=False)
         for cmd in fix.commands:
-            console.print(f"      $ {cmd}", markup=False)
+            console.print(f"      $ {_x(cmd)}", markup=False)
 
 
 def _problems(result: Any, console: Any) -> None:
     for o in result.outcomes:
         if o.failed:
             error = _last_line(o.error) or status_word("failed")
-            console.print(t("warm.failed", name=o.workload.name,
-                            error=(f"{o.error_stage}: " if o.error_stage else "") + error),
+            console.print(_x(t("warm.failed", name=o.workload.name,
+                               error=(f"{o.error_stage}: " if o.error_stage else "") + error)),
                           style="red", markup=False)
             _fixes(console, o.kb)
         elif o.hit is False:
-            console.print(t("warm.missed", name=o.workload.name, counters=(o.warm or {}).get("counters")),
+            console.print(_x(t("warm.missed", name=o.workload.name, counters=(o.warm or {}).get("counters"))),
                           style="yellow", markup=False)
 
 
@@ -168,7 +170,8 @@ def _run_lines(result: Any, console: Any) -> None:
         return
     first = info["first"]
     if first["error"]:
-        console.print(t("warm.run_failed", command=info["command"], error=first["error"]), style="red", markup=False)
+        console.print(_x(t("warm.run_failed", command=info["command"], error=first["error"])), style="red",
+                      markup=False)
         return
     line = t("warm.run_first", seconds=f"{first['seconds']:.1f}", entries=len(first["new_entries"]))
     second = info.get("second")
@@ -205,20 +208,20 @@ def render(result: Any, color: bool = False, width: int = 100) -> str:
         fp = plan.env.fingerprint
         where = ", ".join(x for x in (f"torch {fp.torch}" if fp and fp.torch else None,
                                       fp.gpu_name if fp and fp.gpu_name else None) if x) or "?"
-        console.print(t("warm.already_warm", count=len(skipped), fingerprint=where), markup=False)
+        console.print(_x(t("warm.already_warm", count=len(skipped), fingerprint=where)), markup=False)
     if result.export:
-        console.print(t("warm.exported", size=human_bytes(result.export.get("bytes")), path=result.export["path"]),
+        console.print(_x(t("warm.exported", size=human_bytes(result.export.get("bytes")), path=result.export["path"])),
                       markup=False)
     if not result.write_errors:  # else the CLI says what could not be written, last
-        console.print(t("warm.manifest", path=result.manifest_path) if result.manifest_path
+        console.print(_x(t("warm.manifest", path=result.manifest_path)) if result.manifest_path
                       else t("warm.manifest_unchanged"), markup=False)
-    console.print(t("warm.use", root=shlex.quote(plan.env.cache_dir)), markup=False)
+    console.print(_x(t("warm.use", root=shlex.quote(plan.env.cache_dir))), markup=False)
     if plan.env.temporary:
         console.print(t("warm.temporary"), style="yellow", markup=False)
     if plan.steps and plan.run_argv is None:
         console.print(t("warm.whole_model"), style="dim", markup=False)
     _other_gpus(plan, console)
-    return buf.getvalue()
+    return no_commands(buf.getvalue())
 
 
 def _other_gpus(plan: Any, console: Any) -> None:
@@ -240,7 +243,7 @@ def _why_compiled(plan: Any, console: Any) -> None:
     for reason in WHY:
         steps = [s for s in plan.steps if s.reason == reason]
         if steps:
-            console.print(t(f"warm.why.{reason}", count=len(steps), detail=steps[0].detail), markup=False)
+            console.print(_x(t(f"warm.why.{reason}", count=len(steps), detail=steps[0].detail)), markup=False)
 
 
 def presets(table: dict, name_of: Callable[[dict], str]) -> str:

@@ -9,6 +9,7 @@ import textwrap
 from .. import __version__
 from ..cache.why import SCHEMA_VERSION, Difference, Verdict, WhyResult
 from ..text import t
+from ._escape import for_json, for_terminal, no_commands
 
 ICONS = {"hit": "✓", "miss": "✗", "bypass": "!", "uncached": "-"}
 MAX_DIFFERENCES = 12
@@ -102,7 +103,7 @@ def render_text(result: WhyResult, width: int = 100) -> str:
     width = max(60, min(width, 120))
 
     def wrap(text: str, first: str, rest: str) -> list[str]:
-        return textwrap.wrap(text, width, initial_indent=first, subsequent_indent=rest,
+        return textwrap.wrap(for_terminal(text), width, initial_indent=first, subsequent_indent=rest,
                              break_long_words=False, break_on_hyphens=False) or [first.rstrip()]
 
     cmd = " ".join(shlex.quote(str(a)) for a in result.command)
@@ -129,7 +130,9 @@ def render_text(result: WhyResult, width: int = 100) -> str:
             out += [t("why.fix"), f"  $ {warm_command(result)}"]  # never wrapped: it is copied as it is
     if result.trace_dir:
         out.append(t("why.trace_kept", path=result.trace_dir))
-    return "\n".join(out) + "\n"
+    # Commands, paths, torch's reasons and graph code are outside text: each line shown as one
+    # visible line (a line break inside a value is \n), none a workflow command.
+    return no_commands("\n".join(for_terminal(line) for line in out) + "\n")
 
 
 def _verdict_dict(v: Verdict) -> dict:
@@ -173,7 +176,7 @@ def render_json(result: WhyResult) -> str:
         "fix": warm_command(result) if result.counts()["miss"] else None,
         "trace_dir": result.trace_dir,
     }
-    return json.dumps(doc, indent=2, sort_keys=True, ensure_ascii=False) + "\n"
+    return for_json(json.dumps(doc, indent=2, sort_keys=True, ensure_ascii=False) + "\n")
 
 
 def render(result: WhyResult, fmt: str = "text", width: int = 100) -> str:
