@@ -1,7 +1,8 @@
 """fleet gather over a real torch.distributed process group (gloo, CPU): 2 "nodes" in local processes.
 
 Each process is a rank with LOCAL_RANK 0 and its own FLEXDOCTOR_NODE_NAME, so it checks "its
-node" (this machine, static tier: fast) and the reports travel to rank 0 through gather_object.
+node" (this machine, static tier: fast) and the reports travel to rank 0 as JSON bytes in uint8
+tensors (no pickle: every rank refuses one, see _no_pickle).
 """
 
 from __future__ import annotations
@@ -146,6 +147,18 @@ def test_wire_bytes_are_parsed_as_json_only(tmp_path):
     assert [n.name for n in nodes] == ["node0"]
     assert [(p.path, p.kind) for p in problems] == [("rank 1", "not-json"), ("rank 2", "not-json")]
     assert not marker.exists()
+
+
+def test_reports_dir_writes_only_reports_named_by_a_hostname():
+    """`fleet gather --reports-dir DIR` writes DIR/<name>.json: only for a valid host name."""
+    from flexdoctor.fleet.gather import encode, node_reports
+
+    import _fleet_nodes as fn
+
+    crafted = fn.report_for("x")
+    crafted["facts"]["host"]["scheduler"]["SLURMD_NODENAME"] = "../../etc/cron.d/x"
+    out = node_reports({0: encode(fn.report_for("node0")), 1: encode(crafted), 2: b"not json", 3: None})
+    assert list(out) == ["node0"] and out["node0"]["facts"]["host"]["hostname"] == "node0"
 
 
 def test_a_rank_stuck_in_the_collective_becomes_a_report(tmp_path):

@@ -208,9 +208,9 @@ def gather(
 ) -> None:
     """Inside torchrun: check every node and merge the reports on rank 0, over the job's own process group.
 
-    One rank per node (LOCAL_RANK 0) runs the node check; the reports travel to rank 0 with
-    gather_object on the job's backend, so the job's collective path is exercised too. Rank 0
-    prints (or writes) the fleet report; every rank exits with its verdict.
+    One rank per node (LOCAL_RANK 0) runs the node check; the reports travel to rank 0 over the
+    job's backend as JSON bytes in uint8 tensors (never pickles), so the job's collective path is
+    exercised too. Rank 0 prints (or writes) the fleet report; every rank exits with its verdict.
 
     Examples:
 
