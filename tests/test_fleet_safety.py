@@ -20,7 +20,7 @@ import pytest
 
 import _fleet_nodes as fn
 from flexdoctor.fleet import merge_paths
-from flexdoctor.render import fleet_json, fleet_markdown, fleet_text
+from flexdoctor.render import fleet_markdown, fleet_text
 
 ROOT = Path(__file__).resolve().parents[1]
 # What an exclude file may hold: RFC 1123 labels (Slurm also takes '_'), one name a line.
@@ -134,6 +134,12 @@ def test_the_printed_cordon_recipe_cordons_only_the_failing_node(tmp_path, healt
     kubectl = shutil.which("kubectl")
     if not kubectl or not shutil.which("xargs"):
         pytest.skip("kubectl (or xargs) is not installed")
+    try:
+        usable = subprocess.run([kubectl, "version", "--client"], capture_output=True, timeout=60).returncode == 0
+    except subprocess.TimeoutExpired:
+        usable = False
+    if not usable:
+        pytest.skip("kubectl is installed but does not run here")
     d = tmp_path / "reports"
     fn.write(d, {"gpu001": _named(healthy, "gpu001"), "gpu002": _named(healthy, "gpu002"),
                  "gpu003": _named(failing, "--selector=kubernetes.io/os=linux")})
@@ -370,8 +376,3 @@ def test_one_node_is_said_in_the_singular(tmp_path, healthy, lang):
     finally:
         text.set_language("en")
 
-
-def test_json_keeps_english_and_no_secret(tmp_path, healthy):
-    d = fn.write(tmp_path / "r", {"gpu001": _named(healthy, "gpu001")})
-    doc = json.loads(fleet_json.render(merge_paths([str(d)])))
-    assert doc["counts"]["nodes"] == 1

@@ -55,7 +55,8 @@ SettingsOpt = Annotated[Optional[Path], typer.Option(
     "--settings", metavar="FILE",
     help="Settings file (pyproject.toml [tool.flexdoctor] / flexdoctor.toml). Default: found here or in a parent.")]
 ProfileOpt = Annotated[Optional[str], typer.Option("--profile", "-p", metavar="NAME",
-                       help="Check profile on each node (default, gpu, image, extensions).")]
+                       help="Check profile raw facts files are judged with (default, gpu, image, extensions); "
+                            "check reports keep the verdict of the profile their node ran.")]
 VerboseOpt = Annotated[bool, typer.Option("--verbose", "-v", help="Also list every stack group.")]
 NoColorOpt = Annotated[bool, typer.Option("--no-color", help="No colour (also: NO_COLOR=1).")]
 
