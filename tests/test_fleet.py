@@ -13,7 +13,7 @@ from flexdoctor.fleet import merge_paths
 from flexdoctor.fleet.hostlist import compress, expand
 from flexdoctor.fleet.load import read_reports
 from flexdoctor.fleet.merge import IgnoreError, merge, parse_ignore
-from flexdoctor.fleet.stack import node_from_report, partial_facts
+from flexdoctor.fleet.stack import node_from_report, partial_facts, reported_name
 from flexdoctor.render import fleet_github, fleet_json, fleet_markdown, fleet_text
 
 SCHEMA = json.loads((Path(__file__).parent.parent / "flexdoctor" / "schema" / "fleet.schema.json").read_text())
@@ -49,7 +49,7 @@ def _validate(report) -> dict:
 
 
 def test_stack_of_the_real_h100_recording(healthy):
-    node = node_from_report(healthy)
+    node = node_from_report(healthy, "gpu001")
     assert node.name == "gpu001" and node.ok
     assert node.stack == {
         "gpu": "NVIDIA H100 80GB HBM3", "gpu_count": "2", "capability": "9.0", "driver": "580.159.04",
@@ -70,13 +70,14 @@ def test_cache_fingerprint_is_the_one_fd505_uses(name):
     assert current_fingerprint(partial_facts(load_facts_dict(name))) == current_fingerprint(load_facts(name))
 
 
-def test_node_name_prefers_the_scheduler_then_the_hostname(healthy):
+def test_the_name_a_report_gives_prefers_the_scheduler_then_the_hostname(healthy):
+    """The name inside a report (used only when it agrees with the file name: test_fleet_safety)."""
     rep = json.loads(json.dumps(healthy))
     rep["facts"]["host"]["scheduler"] = {"FLEXDOCTOR_NODE_NAME": "ip-10-0-0-7", "SLURMD_NODENAME": "x"}
     rep["facts"]["host"]["hostname"] = "trainer-0-abcde"  # a pod's hostname is not its node's name
-    assert node_from_report(rep).name == "ip-10-0-0-7"
+    assert reported_name(partial_facts(rep["facts"])) == "ip-10-0-0-7"
     rep["facts"]["host"]["scheduler"] = {}
-    assert node_from_report(rep).name == "trainer-0-abcde"
+    assert reported_name(partial_facts(rep["facts"])) == "trainer-0-abcde"
 
 
 # ------------------------------------------------------------------------- merging
@@ -165,20 +166,21 @@ def test_bad_files_are_named_and_never_stop_the_merge(tmp_path, healthy):
     (d / "gpu006.json").write_text(json.dumps({**healthy, "schema_version": 99}))
     (d / "gpu007.json").write_bytes(b"\xff\xfe\x00binary")
     (d / "notes.json").write_text("[1, 2, 3]")
-    (d / "facts.json").write_text(json.dumps(fn.facts_for("gpu010")))
+    (d / "fleet.json").write_text(json.dumps({"kind": "flexdoctor-fleet", "schema_version": 1}))
+    (d / "gpu010.json").write_text(json.dumps(fn.facts_for("gpu010", change=fn.two_gpus)))  # raw facts: judged
     (d / ".gpu008.json.123.tmp").write_text("{")  # an interrupted atomic write: not read at all
     dup = json.loads(json.dumps(healthy))
     dup["facts"]["host"]["scheduler"]["SLURMD_NODENAME"] = "gpu002"
-    (d / "zz-copy.json").write_text(json.dumps(dup))
+    (d / "zz-copy.json").write_text(json.dumps(dup))  # gpu002's report under another name: which is true?
     report = merge_paths([str(d), str(tmp_path / "gone" / "gpu011.json")], expect=["gpu001", "gpu012"])
     kinds = {Path(p.path).name: p.kind for p in report.problems}
     assert kinds == {"gpu003.json": "empty", "gpu004.json": "truncated", "gpu005.json": "not-json",
                      "gpu006.json": "unsupported", "gpu007.json": "not-json", "notes.json": "foreign",
-                     "facts.json": "foreign", "zz-copy.json": "duplicate", "gpu011.json": "missing",
+                     "fleet.json": "foreign", "zz-copy.json": "bad-name", "gpu011.json": "missing",
                      "gpu012": "no-report"}
-    assert [n.name for n in report.nodes] == ["gpu001", "gpu002"]
-    # Nodes without a usable report are kept out; foreign files are only listed.
-    assert report.exclude == ("gpu002", "gpu003", "gpu004", "gpu005", "gpu006", "gpu011", "gpu012")
+    assert [n.name for n in report.nodes] == ["gpu001", "gpu002", "gpu010"]
+    # Nodes without a usable report are kept out, under their file names; foreign files are only listed.
+    assert report.exclude == ("gpu003", "gpu004", "gpu005", "gpu006", "gpu007", "gpu011", "gpu012", "zz-copy")
     assert report.exit_code == 1
     doc = _validate(report)
     assert doc["counts"]["foreign"] == 2
@@ -275,7 +277,7 @@ def test_read_reports_from_files_and_dirs(tmp_path, healthy):
 
 
 def test_merge_of_in_memory_nodes_is_pure(healthy):
-    a = node_from_report(healthy)
+    a = node_from_report(healthy, "gpu001")
     report = merge([a])
     assert report.ok and report.counts()["nodes"] == 1
 

@@ -1,7 +1,8 @@
 """fleet gather over a real torch.distributed process group (gloo, CPU): 2 "nodes" in local processes.
 
 Each process is a rank with LOCAL_RANK 0 and its own FLEXDOCTOR_NODE_NAME, so it checks "its
-node" (this machine, static tier: fast) and the reports travel to rank 0 through gather_object.
+node" (this machine, static tier: fast) and the reports travel to rank 0 as JSON bytes in uint8
+tensors (no pickle: every rank refuses one, see _no_pickle).
 """
 
 from __future__ import annotations
@@ -28,6 +29,28 @@ def _free_port() -> int:
         return s.getsockname()[1]
 
 
+def _no_pickle() -> None:
+    """Any pickling or unpickling in a rank fails the gather (and so the test): the reports travel as
+    JSON bytes, never as pickles a peer of the unauthenticated rendezvous could craft (issue 20)."""
+    import pickle
+
+    import torch.distributed as dist
+    from torch.distributed import distributed_c10d as c10d
+
+    def refuse(*args, **kwargs):
+        raise AssertionError("fleet gather used pickle")
+
+    for name in ("gather_object", "all_gather_object", "broadcast_object_list", "scatter_object_list",
+                 "send_object_list", "recv_object_list"):
+        for module in (dist, c10d):
+            if hasattr(module, name):
+                setattr(module, name, refuse)
+    for module, name in ((pickle, "loads"), (pickle, "load"), (pickle, "Unpickler"), (c10d, "_unpickler"),
+                         (c10d, "_pickler")):
+        if hasattr(module, name):
+            setattr(module, name, refuse)
+
+
 def _rank_main(rank: int, world: int, port: int, out: str, stall: str, timeout: float) -> None:
     """One rank (run in a spawned process)."""
     os.environ.update(RANK=str(rank), WORLD_SIZE=str(world), LOCAL_RANK="0", GROUP_RANK=str(rank),
@@ -38,10 +61,16 @@ def _rank_main(rank: int, world: int, port: int, out: str, stall: str, timeout: 
     from flexdoctor.policy import Settings
     from flexdoctor.render import fleet_json
 
+    _no_pickle()
+
     def check() -> dict:
         if stall == "check" and rank == world - 1:
             time.sleep(600)  # a node whose check never ends: never reaches the process group
-        return _check_node(sys.executable, True, False, Settings())  # what `fleet gather --static` runs
+        doc = _check_node(sys.executable, True, False, Settings())  # what `fleet gather --static` runs
+        if stall == "craft" and rank == world - 1:  # a node that names itself an option and a second host
+            doc["facts"]["host"]["scheduler"]["FLEXDOCTOR_NODE_NAME"] = "--selector=kubernetes.io/os=linux\nnode0"
+            doc["ok"] = True
+        return doc
 
     def joined(me) -> None:
         if stall == "collective" and me.rank == world - 1:
@@ -84,6 +113,52 @@ def test_gather_two_nodes_over_gloo(tmp_path):
     assert len(doc["groups"]) == 1  # one machine, one stack
     # Every rank ends with the fleet's verdict (broadcast from rank 0).
     assert codes[0] == codes[1] == doc["exit_code"]
+
+
+def test_a_crafted_report_over_the_wire_is_data(tmp_path):
+    """A rank's report is validated as `fleet merge` validates a file: a name that is no hostname
+    keeps it out (it has no file name to fall back on: the fleet fails), and nothing is unpickled."""
+    out, codes = _launch(tmp_path, stall="craft")
+    doc = json.loads(Path(out).read_text())
+    assert doc["gather_error"] is None  # no pickle was needed (_no_pickle refuses any)
+    assert [n["node"] for n in doc["nodes"]] == ["node0"]
+    assert [(p["file"], p["kind"], p["node"]) for p in doc["problems"]] == [("rank 1", "bad-name", None)]
+    assert doc["exclude"] == [] and doc["exit_code"] == 1 and codes == [1, 1]
+
+
+def test_wire_bytes_are_parsed_as_json_only(tmp_path):
+    """A pickle sent as a report is 'not JSON': it is never unpickled (its __reduce__ would run)."""
+    import pickle
+
+    from flexdoctor.fleet.gather import encode
+    from flexdoctor.fleet.load import from_documents
+
+    import _fleet_nodes as fn
+
+    marker = tmp_path / "ran"
+
+    class Evil:
+        def __reduce__(self):
+            return (Path.touch, (marker,))
+
+    good = fn.report_for("node0")
+    nodes, problems = from_documents([("rank 0", encode(good)), ("rank 1", pickle.dumps(Evil())),
+                                      ("rank 2", b"\x00" * 64)])
+    assert [n.name for n in nodes] == ["node0"]
+    assert [(p.path, p.kind) for p in problems] == [("rank 1", "not-json"), ("rank 2", "not-json")]
+    assert not marker.exists()
+
+
+def test_reports_dir_writes_only_reports_named_by_a_hostname():
+    """`fleet gather --reports-dir DIR` writes DIR/<name>.json: only for a valid host name."""
+    from flexdoctor.fleet.gather import encode, node_reports
+
+    import _fleet_nodes as fn
+
+    crafted = fn.report_for("x")
+    crafted["facts"]["host"]["scheduler"]["SLURMD_NODENAME"] = "../../etc/cron.d/x"
+    out = node_reports({0: encode(fn.report_for("node0")), 1: encode(crafted), 2: b"not json", 3: None})
+    assert list(out) == ["node0"] and out["node0"]["facts"]["host"]["hostname"] == "node0"
 
 
 def test_a_rank_stuck_in_the_collective_becomes_a_report(tmp_path):

@@ -202,7 +202,8 @@ def test_fleet_stack_words_and_github_fix_in_japanese(ja):
     from flexdoctor.render import fleet_common
 
     assert fleet_common.value("none") == ja_text("fleet.value.none")
-    assert fleet_common.value("warm 1a2b3c4d (3 configs)") == ja_text("fleet.value.warm", id="1a2b3c4d", count="3")
+    assert fleet_common.value("warm 1a2b3c4d (3 configs)") == ja_text(
+        "fleet.value.warm", id="1a2b3c4d", configs=ja_text("fleet.n.configs_other", count=3))
     assert fleet_common.value("stale 1a2b3c4d") == ja_text("fleet.value.stale", id="1a2b3c4d")
     assert fleet_common.value("2.11.0") == "2.11.0"  # versions are not words
 

@@ -37,8 +37,8 @@ FormatOpt = Annotated[str, typer.Option("--format", "-f", metavar="FORMAT",
                                              "markdown or github (annotations + step summary).")]
 ExcludeOpt = Annotated[Optional[Path], typer.Option(
     "--exclude-file", metavar="FILE",
-    help="Write the hostnames to keep out of the job to FILE, one a line (srun --exclude=./FILE; "
-         "xargs -n1 kubectl cordon < FILE). Written (maybe empty) on every run.")]
+    help="Write the hostnames to keep out of the job to FILE, one valid hostname a line (srun --exclude=./FILE; "
+         "xargs -r -n1 kubectl cordon -- < FILE). Written (maybe empty) on every run.")]
 IgnoreOpt = Annotated[Optional[List[str]], typer.Option(
     "--ignore", metavar="FIELD",
     help="Do not count a difference in FIELD as drift (gpu, gpu_count, capability, driver, cuda, torch, "
@@ -54,6 +54,9 @@ BundleOpt = Annotated[Optional[Path], typer.Option(
 SettingsOpt = Annotated[Optional[Path], typer.Option(
     "--settings", metavar="FILE",
     help="Settings file (pyproject.toml [tool.flexdoctor] / flexdoctor.toml). Default: found here or in a parent.")]
+ProfileOpt = Annotated[Optional[str], typer.Option("--profile", "-p", metavar="NAME",
+                       help="Check profile raw facts files are judged with (default, gpu, image, extensions); "
+                            "check reports keep the verdict of the profile their node ran.")]
 VerboseOpt = Annotated[bool, typer.Option("--verbose", "-v", help="Also list every stack group.")]
 NoColorOpt = Annotated[bool, typer.Option("--no-color", help="No colour (also: NO_COLOR=1).")]
 
@@ -85,13 +88,22 @@ def _ignore(settings_file: Optional[Path], ignore: Optional[List[str]]) -> list:
 
 
 def _expect(path: Optional[Path]) -> list:
+    """The host names of --expect FILE: each must be a valid host name (it may go into the exclude file)."""
+    from ..fleet.hostlist import is_hostname
+    from ..fleet.load import shown
+
     if path is None:
         return []
     try:
         text = path.read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError) as exc:
         raise _usage_error(t("cli.file_error", what=f"--expect {path}", error=getattr(exc, "strerror", None) or exc))
-    return [x.strip() for x in text.splitlines() if x.strip() and not x.strip().startswith("#")]
+    names = [x.strip() for x in text.split("\n") if x.strip() and not x.strip().startswith("#")]
+    for name in names:
+        if not is_hostname(name):
+            raise _usage_error(t("cli.file_error", what=f"--expect {path}",
+                                 error=t("fleet.cli.expect_not_hostname", name=shown(name))))
+    return names
 
 
 def _bundle(path: Optional[Path]) -> Optional[str]:
@@ -127,12 +139,15 @@ def merge(
     expect: ExpectOpt = None,
     bundle: BundleOpt = None,
     settings_file: SettingsOpt = None,
+    profile: ProfileOpt = None,
     verbose: VerboseOpt = False,
     no_color: NoColorOpt = False,
 ) -> None:
     """Merge the node reports of a job: which nodes differ from the majority, which fail, what to exclude.
 
     Missing, empty, truncated or foreign files are named in the report and never stop the merge.
+    A node is named by its file (DIR/<node>.json); raw facts files (`flexdoctor facts --format json
+    --raw`) are judged here as `check --from-facts` judges them (--profile, --settings).
 
     Examples:
 
@@ -144,9 +159,10 @@ def merge(
 
       flexdoctor fleet merge reports/ --bundle /shared/flex-cache.zip
     """
-    from ..fleet import merge_paths
-
     import os
+
+    from .. import policy
+    from ..fleet import merge_paths
 
     _renderer(fmt)
     for p in paths:  # a missing node file is a finding; a missing directory is a typo
@@ -156,7 +172,11 @@ def merge(
     _check_output(exclude_file)
     rules = _ignore(settings_file, ignore)
     hosts = _expect(expect)
-    report = merge_paths(paths, ignore=rules, expect=hosts, bundle=_bundle(bundle))
+    try:
+        check_settings = _check_settings(profile, settings_file)
+    except policy.ConfigError as exc:
+        raise _usage_error(str(exc))
+    report = merge_paths(paths, ignore=rules, expect=hosts, bundle=_bundle(bundle), settings=check_settings)
     if not report.nodes and not report.node_problems:
         raise _usage_error(t("fleet.cli.no_reports", paths=" ".join(paths)))
     _emit(report, fmt, output, exclude_file, verbose, no_color)
@@ -189,9 +209,9 @@ def gather(
 ) -> None:
     """Inside torchrun: check every node and merge the reports on rank 0, over the job's own process group.
 
-    One rank per node (LOCAL_RANK 0) runs the node check; the reports travel to rank 0 with
-    gather_object on the job's backend, so the job's collective path is exercised too. Rank 0
-    prints (or writes) the fleet report; every rank exits with its verdict.
+    One rank per node (LOCAL_RANK 0) runs the node check; the reports travel to rank 0 over the
+    job's backend as JSON bytes in uint8 tensors (never pickles), so the job's collective path is
+    exercised too. Rank 0 prints (or writes) the fleet report; every rank exits with its verdict.
 
     Examples:
 
@@ -258,13 +278,10 @@ def _check_settings(profile: Optional[str], settings_file: Optional[Path]):
 
 
 def _write_reports(dest: Path, report, docs: dict) -> None:
+    """DIR/<node>.json for each report that arrived whole and names its node with a valid host name."""
     import json
 
-    from ..fleet.stack import node_name, partial_facts
+    from ..fleet.gather import node_reports
 
-    for rank, doc in sorted(docs.items()):
-        if not isinstance(doc, dict):
-            continue
-        name = node_name(partial_facts(doc.get("facts") or {}), f"rank{rank}") or f"rank{rank}"
-        safe = "".join(ch if ch.isalnum() or ch in "._-" else "_" for ch in name)
-        _write(json.dumps(doc, indent=2, sort_keys=True) + "\n", dest / f"{safe}.json")
+    for name, doc in node_reports(docs).items():
+        _write(json.dumps(doc, indent=2, sort_keys=True) + "\n", dest / f"{name}.json")

@@ -16,13 +16,14 @@ from .model import FleetReport
 
 
 def merge_paths(paths: Iterable[str], ignore: Iterable[str] = (), expect: Iterable[str] = (),
-                bundle: Optional[str] = None) -> FleetReport:
-    """Read reports from files and directories and merge them (``fleet merge``)."""
+                bundle: Optional[str] = None, settings=None) -> FleetReport:
+    """Read reports from files and directories and merge them (``fleet merge``). ``settings``:
+    the check settings (policy.Settings) raw facts files are judged with, as `check --from-facts`."""
     from . import bundle as bundle_mod
     from .load import read_reports
     from .merge import merge
 
     paths = list(paths)
-    nodes, problems = read_reports(paths)
+    nodes, problems = read_reports(paths, settings)
     match = bundle_mod.match(bundle, nodes) if bundle else None
     return merge(nodes, problems, ignore=ignore, expect=expect, bundle=match, source=" ".join(paths))

@@ -9,9 +9,31 @@ range but ``n9`` and ``n009`` do not. The result is valid input for ``srun --nod
 from __future__ import annotations
 
 import re
-from typing import Iterable
+from typing import Iterable, Optional
 
 _TAIL = re.compile(r"^(.*?)(\d+)([^\d]*)$")
+# A host name as RFC 1123 allows it (labels of letters, digits and inner hyphens, 1-63 characters,
+# dot-separated, 253 at most), and as Slurm node names also use it (an inner '_'). Nothing else:
+# such a name can never be an option (no leading '-'), a second line, a glob, a host list or a
+# terminal control, so it goes into exclude files and printed commands as it is.
+_LABEL = r"[A-Za-z0-9](?:[A-Za-z0-9_-]{0,61}[A-Za-z0-9])?"
+_HOSTNAME = re.compile(rf"{_LABEL}(?:\.{_LABEL})*")
+
+
+def is_hostname(name: object) -> bool:
+    return isinstance(name, str) and len(name) <= 253 and _HOSTNAME.fullmatch(name) is not None
+
+
+def same_host(a: str, b: str) -> bool:
+    """Do two valid host names name one host? Equal but for case, or one is the other's short name
+    (``gpu001`` and ``gpu001.cluster.example.org``: Slurm's %N and a node's FQDN hostname)."""
+    a, b = a.lower(), b.lower()
+    return a == b or a.startswith(b + ".") or b.startswith(a + ".")
+
+
+def host_key(name: Optional[str]) -> Optional[str]:
+    """What two names of one host share (host names are not case-sensitive)."""
+    return name.lower() if name is not None else None
 
 
 def natural_key(name: str) -> tuple:

@@ -11,7 +11,7 @@ from typing import Iterable, Optional, Sequence
 
 from .. import __version__
 from ..text import Said, t
-from .hostlist import natural_key
+from .hostlist import host_key, natural_key
 from .model import (FIELDS, PRECISIONS, VERSION_FIELDS, BundleMatch, Difference, FileProblem, FleetReport, Group,
                     Node, Outlier)
 
@@ -82,9 +82,11 @@ def merge(nodes: Sequence[Node], problems: Sequence[FileProblem] = (), ignore: I
     rules = parse_ignore(ignore)
     nodes = sorted(nodes, key=lambda n: natural_key(n.name))
     problems = list(problems)
-    have = {n.name for n in nodes} | {p.node for p in problems if p.node}
-    for name in sorted(set(expect) - have, key=natural_key):
-        problems.append(FileProblem(name, "no-report", node=name))
+    have = {host_key(n.name) for n in nodes} | {host_key(p.node) for p in problems if p.node}
+    for name in sorted(set(expect), key=natural_key):
+        if host_key(name) not in have:
+            have.add(host_key(name))
+            problems.append(FileProblem(name, "no-report", node=name))
 
     buckets: dict = {}
     views: dict = {}

@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 from typing import Optional, Union
 
 from ..text import Said
+from .hostlist import is_hostname
 
 FLEET_SCHEMA_VERSION = 1
 
@@ -25,10 +26,13 @@ PRECISIONS = ("minor", "patch")
 
 # Why a file did not give a node report. Node-level kinds make the merge fail (a node that
 # cannot be vouched for is kept out of the job); "foreign" files are only listed.
+# not-regular: a symbolic link, FIFO, device or folder where a report should be (never opened or
+# followed); too-large: over the size limit (never read); bad-name: the name inside the report is
+# no host name, or not the one its file name says.
 PROBLEM_KINDS = ("missing", "unreadable", "empty", "truncated", "not-json", "unsupported", "duplicate",
-                 "no-report", "foreign")
+                 "no-report", "not-regular", "too-large", "bad-name", "foreign")
 NODE_PROBLEMS = ("missing", "unreadable", "empty", "truncated", "not-json", "unsupported", "duplicate",
-                 "no-report")
+                 "no-report", "not-regular", "too-large", "bad-name")
 
 
 @dataclass(frozen=True)
@@ -46,9 +50,9 @@ class NodeFinding:
 
 @dataclass(frozen=True)
 class Node:
-    name: str  # FLEXDOCTOR_NODE_NAME, SLURMD_NODENAME or the hostname
+    name: str  # a valid host name: its report's file name (DIR/<node>.json), else the name inside it
     file: Optional[str]  # where the report came from (None: gathered in memory)
-    ok: bool  # the node's own verdict (exit code 0)
+    ok: bool  # ready: no result failed (or crashed, or warned under --strict); never the report's own "ok"
     stack: dict  # FIELDS -> str | None
     findings: tuple = ()  # NodeFinding for fail / error results
     counts: dict = field(default_factory=dict)  # pass/warn/fail/skip/error
@@ -65,11 +69,11 @@ class FileProblem:
     kind: str  # one of PROBLEM_KINDS
     # The parser's or the OS's own words, or flexdoctor's (a Said: English in JSON, words() in text).
     detail: Union[str, Said] = ""
-    node: Optional[str] = None  # the node it stands for, when the name tells (DIR/<node>.json)
+    node: Optional[str] = None  # the node it stands for (a valid host name), when the name tells
 
     @property
     def excludes_node(self) -> bool:
-        return self.kind in NODE_PROBLEMS and self.node is not None
+        return self.kind in NODE_PROBLEMS and is_hostname(self.node)
 
 
 @dataclass(frozen=True)
@@ -147,10 +151,12 @@ class FleetReport:
 
     @property
     def exclude(self) -> tuple:
-        """Hostnames to keep out of the job: failing nodes, outliers, nodes without a usable report."""
+        """Host names to keep out of the job: failing nodes, outliers, nodes without a usable report.
+        Only valid host names, ever (they go one a line into files that srun, sbatch and kubectl read);
+        a node without one is a node problem, so the report fails instead."""
         names = {n.name for n in self.failing} | {o.node for o in self.outliers}
         names |= {p.node for p in self.problems if p.excludes_node}
-        return tuple(sorted(names))
+        return tuple(sorted(x for x in names if is_hostname(x)))
 
     @property
     def ok(self) -> bool:
@@ -162,8 +168,10 @@ class FleetReport:
 
     def counts(self) -> dict:
         ok_nodes = [n for n in self.nodes if n.ok and n.name not in {o.node for o in self.outliers}]
+        named = {p.node for p in self.node_problems if p.node} - {n.name for n in self.nodes}
+        unnamed = [p for p in self.node_problems if not p.node]  # each stands for a node too
         return {
-            "nodes": len(self.nodes) + len({p.node for p in self.node_problems if p.node} - {n.name for n in self.nodes}),
+            "nodes": len(self.nodes) + len(named) + len(unnamed),
             "reports": len(self.nodes),
             "ok": len(ok_nodes),
             "failing": len(self.failing),

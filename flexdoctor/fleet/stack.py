@@ -37,16 +37,17 @@ def partial_facts(data: dict) -> Facts:
     return facts
 
 
-def node_name(facts: Facts, fallback: Optional[str]) -> Optional[str]:
+def reported_name(facts: Facts) -> Optional[str]:
+    """The name a report gives its node (outside text: fleet/load.py checks it before it is used)."""
     host = facts.host
     if ok(host):
         for var in NODE_NAME_VARS:
-            value = (host.scheduler or {}).get(var)
+            value = (host.scheduler or {}).get(var) if isinstance(host.scheduler, dict) else None
             if isinstance(value, str) and value.strip():
                 return value.strip()
-        if host.hostname:
+        if isinstance(host.hostname, str) and host.hostname:
             return host.hostname
-    return fallback
+    return None
 
 
 def _version_part(text: Optional[str]) -> Optional[str]:
@@ -98,47 +99,67 @@ def cache_state(facts: Facts, fingerprint: dict) -> Optional[str]:
     return f"warm {fid} ({len(m.configs)} configs)"
 
 
-def findings_of(report: dict) -> tuple:
-    out = []
-    for r in report.get("results") or ():
-        if not isinstance(r, dict) or r.get("status") not in ("fail", "error"):
-            continue
-        fix = r.get("fix") if isinstance(r.get("fix"), dict) else {}
-        out.append(NodeFinding(id=str(r.get("id", "?")), symbol=str(r.get("symbol", "")),
-                               title=str(r.get("title", "")), status=str(r.get("status")),
-                               message=str(r.get("message", "")), fix_summary=fix.get("summary"),
-                               fix_commands=tuple(str(c) for c in fix.get("commands") or ())))
-    # A strict run fails on warnings too: then they are what made the node fail.
-    if not out and report.get("ok") is False:
-        for r in report.get("results") or ():
-            if isinstance(r, dict) and r.get("status") == "warn":
-                fix = r.get("fix") if isinstance(r.get("fix"), dict) else {}
-                out.append(NodeFinding(id=str(r.get("id", "?")), symbol=str(r.get("symbol", "")),
-                                       title=str(r.get("title", "")), status="warn",
-                                       message=str(r.get("message", "")), fix_summary=fix.get("summary"),
-                                       fix_commands=tuple(str(c) for c in fix.get("commands") or ())))
-    return tuple(out)
+STATUSES = ("pass", "note", "warn", "fail", "skip", "error")
 
 
-def node_from_report(report: dict, file: Optional[str] = None, fallback_name: Optional[str] = None) -> Node:
-    """A Node from a `check --format json` document (already known to be one)."""
-    facts = partial_facts(report.get("facts") or {})
+class MalformedReport(ValueError):
+    """A report whose results prove nothing: none at all, or one that is not a check result."""
+
+
+def _strings(value: object) -> tuple:
+    return tuple(str(c) for c in value) if isinstance(value, list) else ()
+
+
+def _finding(r: dict) -> NodeFinding:
+    fix = r.get("fix") if isinstance(r.get("fix"), dict) else {}
+    summary = fix.get("summary")
+    return NodeFinding(id=str(r.get("id", "?")), symbol=str(r.get("symbol", "")), title=str(r.get("title", "")),
+                       status=r["status"], message=str(r.get("message", "")),
+                       fix_summary=str(summary) if summary else None, fix_commands=_strings(fix.get("commands")))
+
+
+def verdict(report: dict) -> tuple:
+    """``(ready, failing findings, counts)`` from the report's results, never from its summary or its
+    own ``ok``: a report saying ``"ok": true`` over a failed check is not ready. The node's own
+    verdict can only make it worse (a strict run fails on its warnings: then they are the findings)."""
+    results = report.get("results")
+    if not isinstance(results, list) or not results:
+        raise MalformedReport("no check results")
+    counts = dict.fromkeys(STATUSES, 0)
+    for r in results:
+        if not isinstance(r, dict) or r.get("status") not in STATUSES:
+            raise MalformedReport("a result without a known status")
+        counts[r["status"]] += 1
+    strict = report.get("strict") is True
+    failing = [r for r in results if r["status"] in ("fail", "error") or (strict and r["status"] == "warn")]
+    own_failure = report.get("ok") is False or report.get("exit_code") not in (0, None)
+    if not failing and own_failure:
+        failing = [r for r in results if r["status"] == "warn"]
+    ready = not failing and not own_failure
+    return ready, tuple(_finding(r) for r in failing), counts
+
+
+def node_from_report(report: dict, name: str, file: Optional[str] = None, facts: Optional[Facts] = None) -> Node:
+    """A Node named ``name`` (already checked: a valid host name) from a `check --format json`
+    document (already known to be one). MalformedReport: its results prove nothing."""
+    facts = facts if facts is not None else partial_facts(report.get("facts") or {})
+    ready, findings, counts = verdict(report)
     fp = current_fingerprint(facts)
     cache = facts.cache
     manifest = None
     if ok(cache) and ok(cache.manifest):
         manifest = {"fingerprint": dict(cache.manifest.fingerprint), "configs": list(cache.manifest.configs)}
-    summary = report.get("summary") if isinstance(report.get("summary"), dict) else {}
+    version = report.get("flexdoctor_version")
     return Node(
-        name=node_name(facts, fallback_name) or "?",
+        name=name,
         file=file,
-        ok=bool(report.get("ok")) and report.get("exit_code", 0) == 0,
+        ok=ready,
         stack=stack_of(facts, fp),
-        findings=findings_of(report),
-        counts={k: int(summary.get(k) or 0) for k in ("pass", "warn", "fail", "skip", "error")},
+        findings=findings,
+        counts=counts,
         fingerprint=fp,
         manifest=manifest,
         inductor_dir=cache.inductor.path if ok(cache) else None,
         scheduler=dict(facts.host.scheduler) if ok(facts.host) else {},
-        flexdoctor_version=report.get("flexdoctor_version"),
+        flexdoctor_version=version if isinstance(version, str) else None,
     )

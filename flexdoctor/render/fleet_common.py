@@ -15,6 +15,11 @@ def label(field: str) -> str:
     return t(f"fleet.field.{field}")
 
 
+def n(what: str, count: int) -> str:
+    """``n("nodes", 1)`` -> "1 node": the catalogue's singular or plural (fleet.n.<what>_one/_other)."""
+    return t(f"fleet.n.{what}_one" if count == 1 else f"fleet.n.{what}_other", count=count)
+
+
 # Stack values that are words (fleet/stack.py): stable in the JSON, in the report's language here.
 _VALUE_WORDS = {"none": "none", "not installed": "not_installed", "cold": "cold", "disabled": "disabled",
                 "unreadable": "unreadable"}
@@ -30,7 +35,7 @@ def value(v: Optional[str]) -> str:
         return t(f"fleet.value.{_VALUE_WORDS[v]}")
     warm, stale = _WARM.fullmatch(v), _STALE.fullmatch(v)
     if warm:
-        return t("fleet.value.warm", id=warm.group(1), count=warm.group(2))
+        return t("fleet.value.warm", id=warm.group(1), configs=n("configs", int(warm.group(2))))
     if stale:
         return t("fleet.value.stale", id=stale.group(1))
     return v
@@ -65,8 +70,9 @@ def headline(report: FleetReport) -> str:
     c = report.counts()
     if not c["nodes"]:
         return t("fleet.headline_empty")
-    return t("fleet.headline", nodes=c["nodes"], ok=c["ok"], outliers=c["outliers"], failing=c["failing"],
-             problems=c["problems"])
+    return t("fleet.headline", nodes=n("nodes", c["nodes"]), ok=n("ready", c["ok"]),
+             outliers=n("differ", c["outliers"]), failing=n("failing", c["failing"]),
+             problems=n("unusable", c["problems"]))
 
 
 def majority_line(report: FleetReport) -> Optional[str]:
@@ -76,8 +82,9 @@ def majority_line(report: FleetReport) -> Optional[str]:
     total = len(report.nodes)
     if report.tie:
         same = len([x for x in report.groups if len(x.nodes) == len(g.nodes)])
-        return t("fleet.majority_tie", count=len(g.nodes), total=total, hosts=compress(g.nodes), groups=same)
-    return t("fleet.majority", count=len(g.nodes), total=total, hosts=compress(g.nodes))
+        return t("fleet.majority_tie", count=len(g.nodes), total=n("nodes", total), hosts=compress(g.nodes),
+                 groups=same)
+    return t("fleet.majority", count=len(g.nodes), total=n("nodes", total), hosts=compress(g.nodes))
 
 
 def problem_line(p) -> str:
@@ -93,7 +100,7 @@ def bundle_lines(report: FleetReport) -> tuple:
     b = report.bundle
     if b is None:
         return None
-    heading = t("fleet.bundle.heading", file=b.path, id=b.fingerprint_id[:8], configs=len(b.configs),
+    heading = t("fleet.bundle.heading", file=b.path, id=b.fingerprint_id[:8], configs=n("configs", len(b.configs)),
                 created=b.created_at or "?")
     fp = b.fingerprint
     what = ", ".join(f"{k} {fp[k]}" for k in ("gpu_name", "torch", "triton", "cuda", "hip") if fp.get(k))
@@ -101,7 +108,7 @@ def bundle_lines(report: FleetReport) -> tuple:
     for state in ("warm", "import", "unknown"):
         names = b.having(state)
         if names:
-            lines.append(t(f"fleet.bundle.{state}", count=len(names), hosts=f": {compress(names)}"))
+            lines.append(t(f"fleet.bundle.{state}", nodes=n("nodes", len(names)), hosts=f": {compress(names)}"))
     bad = [s for s in b.nodes if s.state == "incompatible"]
     if bad:
         by: dict = {}
@@ -109,7 +116,7 @@ def bundle_lines(report: FleetReport) -> tuple:
             key = "; ".join(f"{f} {a} -> {c}" for f, a, c in s.differences)
             by.setdefault(key, []).append(s.node)
         details = " | ".join(f"{compress(names)}: {key}" for key, names in by.items())
-        lines.append(t("fleet.bundle.incompatible", count=len(bad), details=details))
+        lines.append(t("fleet.bundle.incompatible", nodes=n("nodes", len(bad)), details=details))
     lines.append(t("fleet.bundle.ship", file=b.path) if b.ship else t("fleet.bundle.ship_none"))
     return heading, lines, list(b.ship)
 
@@ -126,7 +133,7 @@ def exclude_hint(path: str, empty: bool = False) -> str:
 
 def verdict(report: FleetReport) -> str:
     if report.ok:
-        return t("fleet.verdict_ok", count=len(report.nodes))
+        return t("fleet.verdict_ok_one" if len(report.nodes) == 1 else "fleet.verdict_ok", count=len(report.nodes))
     return t("fleet.verdict_fail")
 
 

@@ -50,8 +50,8 @@ def render(report: FleetReport, width: Optional[int] = None, color: bool = False
         if verbose and len(report.groups) > 1:
             line(t("fleet.groups", count=len(report.groups)), "dim", indent=2)
             for other in report.groups:
-                line(t("fleet.group_line", id=other.id, count=len(other.nodes), hosts=compress(other.nodes)),
-                     "dim", indent=4)
+                line(t("fleet.group_line", id=other.id, nodes=c.n("nodes", len(other.nodes)),
+                       hosts=compress(other.nodes)), "dim", indent=4)
         con.print()
 
     if report.outliers:
