@@ -243,11 +243,12 @@ def screen_pickle(content: bytes, key: str) -> None:
     if content[:1] != b"\x80" or content[1:2] not in (b"\x02", b"\x03", b"\x04", b"\x05"):
         raise BadArtifacts("bad-content", type="pickle", key=key)
     try:
-        for module, name in _globals(content):
-            if not (isinstance(module, str) and isinstance(name, str) and _allowed(module, name)):
-                raise BadArtifacts("foreign-code", key=key, name=_word(f"{module}.{name}"))
+        named = list(_globals(content))
     except (ValueError, EOFError) as exc:  # pickletools: a truncated or invalid opcode stream
         raise BadArtifacts("bad-content", type="pickle", key=key) from exc
+    for module, name in named:
+        if not (isinstance(module, str) and isinstance(name, str) and _allowed(module, name)):
+            raise BadArtifacts("foreign-code", key=key, name=_word(f"{module}.{name}"))
 
 
 def check(artifacts: list, cache_dir: str) -> None:

@@ -223,6 +223,7 @@ def render(result: Any, color: bool = False, width: int = 100) -> str:
         console.print(t("warm.hits", ok=ok, total=len(hits), percent=100 * ok // len(hits)), markup=False)
     compiled = [o for o in result.outcomes if o.state != "skipped"]
     span = _compile_span(compiled)
+    span = result.compile_wall_s if span is None else span  # a result recorded before per-config times
     if result.compile_wall_s is not None and span is not None:
         console.print(t("warm.warmup", seconds=seconds(span), count=len(compiled), jobs=plan.jobs), markup=False)
     _why_compiled(plan, console)
