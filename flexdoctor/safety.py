@@ -19,6 +19,10 @@ each because a cache is not a key file:
 A path that does not exist yet is judged by its nearest existing ancestor, with the rules of
 a parent: torch (``os.makedirs``), warm-cache and Triton will create the cache inside it.
 
+A *file* flexdoctor loads code from (a ``warm-cache --import`` bundle) is judged by the same walk
+with ``holder=True``: the folder that holds it must not be writable by others even with the
+sticky bit (in ``/tmp`` anyone may have created the name first or may swap it between runs).
+
 ``judge`` is pure over recorded :class:`~flexdoctor.facts.PathStat` rows (FD504 runs it over
 facts); ``inspect`` gathers the rows from the filesystem; ``verdict`` does both.
 """
@@ -40,7 +44,7 @@ OTHERS_WRITE = 0o022  # group- or world-writable, as OpenSSH tests it
 class Verdict:
     """Whether a cache location is safe. ``reason`` is a stable word (ok, not-checked,
     foreign-owner, writable-by-others, parent-foreign-owner, parent-writable,
-    link-foreign-owner, cannot-inspect; words in locale/en.safety.toml); ``path`` is the
+    holder-writable, link-foreign-owner, cannot-inspect; words in locale/en.safety.toml); ``path`` is the
     offending directory or link (the judged path itself when safe)."""
 
     safe: bool
@@ -69,6 +73,8 @@ def _judge_one(row: PathStat, uid: int) -> Optional[str]:
         return "writable-by-others" if row.mode & OTHERS_WRITE else None
     if not _trusted(row.uid, uid):
         return "parent-foreign-owner"
+    if row.role == "holder" and row.mode & OTHERS_WRITE:
+        return "holder-writable"  # the sticky bit does not help a file: see the module docstring
     if row.mode & OTHERS_WRITE and not row.mode & stat.S_ISVTX:
         return "parent-writable"
     return None
@@ -122,7 +128,7 @@ def _links(path: str) -> list:
     return rows
 
 
-def _walk_up(real: str, first_role: str) -> list:
+def _walk_up(real: str, first_role: str, holder: bool = False) -> list:
     rows, p, role = [], real, first_role
     while True:
         st = os.stat(p)
@@ -130,15 +136,17 @@ def _walk_up(real: str, first_role: str) -> list:
         parent = os.path.dirname(p)
         if parent == p:
             return rows
-        p, role = parent, "parent"
+        role = "holder" if holder and p == real else "parent"  # the file's own folder, or above
+        p = parent
 
 
-def inspect(path: str) -> list:
-    """The rows ``judge`` needs for ``path``. Raises OSError when a directory cannot be stat'ed."""
+def inspect(path: str, holder: bool = False) -> list:
+    """The rows ``judge`` needs for ``path`` (``holder``: its folder is judged as a file's, see the
+    module docstring). Raises OSError when a directory cannot be stat'ed."""
     given = os.path.abspath(os.path.expanduser(path))
     judged = nearest_existing(given)
     role = "target" if judged == given else "ancestor"
-    return _links(given) + _walk_up(os.path.realpath(judged), role)
+    return _links(given) + _walk_up(os.path.realpath(judged), role, holder and judged == given)
 
 
 def current_uid() -> Optional[int]:
@@ -146,14 +154,14 @@ def current_uid() -> Optional[int]:
     return getuid() if callable(getuid) else None
 
 
-def verdict(path: str, uid: Optional[int] = None) -> Verdict:
+def verdict(path: str, uid: Optional[int] = None, holder: bool = False) -> Verdict:
     """Is ``path`` (existing or to be created) a safe place for compiled code? One answer for
-    FD504, warm-cache and ``warm-cache --import``."""
+    FD504, warm-cache and ``warm-cache --import`` (its bundle file with ``holder=True``)."""
     uid = current_uid() if uid is None else uid
     if uid is None:
         return Verdict(True, "not-checked", path)
     try:
-        chain = inspect(path)
+        chain = inspect(path, holder)
     except OSError as exc:
         return Verdict(False, "cannot-inspect", getattr(exc, "filename", None) or path)
     return judge(chain, uid)

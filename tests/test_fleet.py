@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 from pathlib import Path
@@ -323,8 +324,9 @@ def test_bundle_says_which_nodes_need_it_and_how_to_ship_it(tmp_path, healthy):
     assert b.having("incompatible") == ["gpu005"]
     (bad,) = [s for s in b.nodes if s.state == "incompatible"]
     assert ("torch", "2.11.0+cu130", "2.12.0+cu130") in bad.differences
+    pin = hashlib.sha256(bundle.read_bytes()).hexdigest()  # the printed command loads only this content
     assert b.ship == (f"srun --nodelist='gpu[003-004]' --nodes=2 --ntasks-per-node=1 flexdoctor warm-cache "
-                      f"--import {bundle} --cache-dir /tmp/fdw",)
+                      f"--import {bundle} --sha256 {pin} --cache-dir /tmp/fdw",)
     doc = _validate(report)
     assert doc["bundle"]["nodes"]["import"] == ["gpu003", "gpu004"]
     text = fleet_text.render(report, width=240)
@@ -341,7 +343,8 @@ def test_bundle_outside_slurm_prints_the_plain_command(tmp_path):
     fn.write(tmp_path / "r", {"pod-1": rep})
     report = merge_paths([str(tmp_path / "r")], bundle=str(bundle))
     assert report.bundle.having("import") == ["pod-1"]  # warm, but not with this config
-    assert report.bundle.ship == (f"flexdoctor warm-cache --import {bundle} --cache-dir /tmp/fdw",)
+    pin = hashlib.sha256(bundle.read_bytes()).hexdigest()
+    assert report.bundle.ship == (f"flexdoctor warm-cache --import {bundle} --sha256 {pin} --cache-dir /tmp/fdw",)
 
 
 def test_a_file_that_is_no_bundle_is_a_clear_error(tmp_path):

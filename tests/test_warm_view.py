@@ -21,7 +21,7 @@ def result(**kw):
              planner.Step(C, planner.COMPILE, "new"))
     plan = planner.Plan(steps=steps, env=env, jobs=2)
     outs = warm.outcomes(plan)
-    outs[1].state, outs[1].cold, outs[1].warm = "done", {"first_call_s": 16.4}, {"ok": True, "first_call_s": 1.2,
+    outs[1].state, outs[1].cold, outs[1].warm = "done", {"first_call_s": 16.4, "wall_s": 20.0, "started": 5.0}, {"ok": True, "first_call_s": 1.2,
                                                                                   "counters": HIT}
     outs[2].state, outs[2].error, outs[2].error_stage = "failed", "Traceback...\nOutOfResources: shared memory", \
         "first forward"
@@ -37,7 +37,8 @@ def test_report_names_each_config_with_its_compile_options_and_status():
     assert "1/0 (aot 1/0)" in row[B.name]
     assert "✗ " + C.name + ": first forward: OutOfResources: shared memory" in text
     assert "already warm: 1 config(s) for this environment (torch 2.11.0+cu130, NVIDIA H100 80GB HBM3)" in text
-    assert "warm-up: 20.0 s for 2 config(s) with 2 job(s)" in text
+    assert "warm-up: 20.00 s for 2 config(s) with 2 job(s)" in text  # one time: the compile process's wall
+    assert "20.00" in row[B.name] and "16.40" not in row[B.name]
     assert "export TORCHINDUCTOR_CACHE_DIR=/data/ind" in text
     assert "--run" in text  # the note for models compiled whole
     assert r.failed  # a failed config: exit 1
@@ -94,7 +95,7 @@ def test_narrow_terminal_wraps_names_and_keeps_numbers_whole(monkeypatch):
         monkeypatch.setattr(text, "_chosen", lang)
         out = warm_view.render(result(), width=100)
         lines = out.splitlines()
-        assert "16.40" in out and "1.20" in out and "…" not in "".join(ln for ln in lines if ln.startswith("│"))
+        assert "20.00" in out and "1.20" in out and "…" not in "".join(ln for ln in lines if ln.startswith("│"))
         from rich.cells import cell_len
 
         assert max(cell_len(ln) for ln in lines if ln.startswith(("│", "┃"))) <= 100

@@ -34,7 +34,9 @@ from .fingerprint import Fingerprint
 FORMAT = 2
 READS = (1, 2)
 # Statuses of a config that a fresh process proved (or the compile found) warm.
-WARM_STATUSES = ("warm (verified)", "compiled", "already warm")
+# "imported (slow)": the bundle lacked what the verification run then compiled here, so the cache
+# is warm now; "imported (not timed)": hits counted, the bundle recorded no first-call time.
+WARM_STATUSES = ("warm (verified)", "compiled", "already warm", "imported (slow)", "imported (not timed)")
 
 
 def fingerprint_id(fp: Mapping) -> str:

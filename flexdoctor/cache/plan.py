@@ -137,6 +137,7 @@ class WarmRequest:
     cache_dir: Optional[Path] = None
     export: Optional[Path] = None
     import_: Optional[Path] = None
+    sha256: Optional[str] = None  # --sha256: the only content --import accepts
     verify: bool = True
     force: bool = False
     timeout: float = 900.0
@@ -266,6 +267,8 @@ def _usable(root: str) -> Optional[str]:
     """Why warm-cache cannot write ``root``, or None. A missing dir is no problem here: the CLI
     creates it private (0700) after the cache-location safety verdict (cli/_safety.py), which is
     also where a dir others can write is refused: compiled kernels are code."""
+    if os.path.lexists(root) and not os.path.isdir(root):
+        return t("warm-bundle.cache_dir_not_folder", path=root)
     if os.path.isdir(root) and not os.access(root, os.W_OK | os.X_OK):
         return t("warm.error.cache_dir_read_only", path=root)
     return None
@@ -343,6 +346,7 @@ class Plan:
     jobs: int
     run_argv: Optional[tuple] = None
     bundle: Optional[dict] = None  # an --import bundle's metadata
+    staged: Optional[dict] = None  # --import: the private folder of its checked blobs (warm.stage_bundle)
 
     @property
     def to_compile(self) -> list[Workload]:

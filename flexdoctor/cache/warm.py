@@ -53,7 +53,10 @@ class Outcome:
     error: Optional[str] = None
     error_stage: Optional[str] = None
     kb: list = field(default_factory=list)  # knowledge-base ids matching the error
-    wall_s: Optional[float] = None
+    wall_s: Optional[float] = None  # wall time of the latest worker process (cold["wall_s"]: the compile's)
+    forced: bool = False  # --force: compiled although the plan found it warm
+    imported: bool = False  # from an --import bundle: verified against the exporter's first call
+    exported_first_call_s: Optional[float] = None  # the exporter's warm first call (bundle metadata)
 
     @property
     def failed(self) -> bool:
@@ -75,8 +78,11 @@ class Outcome:
             return "already warm"
         if self.hit is False:
             return "missed"
+        if self.imported and self.hit:
+            return IMPORT_STATUS[import_speed(self.exported_first_call_s, first_call_seconds(self.warm))]
         cold_c = (self.cold or {}).get("counters") or {}
-        if self.cold and cold_c.get("fxgraph_cache_miss", 0) == 0 and cold_c.get("fxgraph_cache_hit", 0) > 0:
+        cold_hit = cold_c.get("fxgraph_cache_miss", 0) == 0 and cold_c.get("fxgraph_cache_hit", 0) > 0
+        if self.cold and cold_hit and not self.forced:  # --force asked for it: not "already warm"
             return "already warm"
         if self.hit:
             return "warm (verified)"
@@ -94,8 +100,46 @@ class Outcome:
 
 
 def outcomes(plan: Plan) -> list[Outcome]:
-    """One outcome per planned config, in plan order; already-warm ones start (and stay) skipped."""
-    return [Outcome(s.workload, state="skipped" if s.action == WARM else "queued") for s in plan.steps]
+    """One outcome per planned config, in plan order; already-warm ones start (and stay) skipped.
+    Configs of an --import bundle carry the exporter's first-call time to be judged against."""
+    timed = (plan.bundle or {}).get("first_call_s") if plan.bundle is not None else None
+    timed = timed if isinstance(timed, dict) else {}
+    out = []
+    for s in plan.steps:
+        ref = timed.get(s.workload.name)
+        out.append(Outcome(s.workload, state="skipped" if s.action == WARM else "queued", forced=s.reason == "forced",
+                           imported=plan.bundle is not None,
+                           exported_first_call_s=float(ref) if isinstance(ref, (int, float)) and ref > 0 else None))
+    return out
+
+
+# --------------------------------------------------------------------------- is an import fast?
+
+# An imported cache is verified only when a fresh process's first call is about as fast as the
+# exporter's was. Slow means both more than SLOW_RATIO times the exporter's and more than
+# SLOW_MARGIN_S seconds slower: first calls of a warm cache take ~1 s (FACTS §2, §11), so the
+# margin absorbs another machine's noise, while what a bundle cannot carry costs a compile
+# (CPU: 11.6 s against 1.6 s, FACTS §11). Generous on purpose: a false "slow" costs a user trust.
+SLOW_RATIO = 3.0
+SLOW_MARGIN_S = 2.0
+IMPORT_STATUS = {"fast": "warm (verified)", "slow": "imported (slow)", "untimed": "imported (not timed)"}
+
+
+def first_call_seconds(result: Optional[dict]) -> Optional[float]:
+    """The one timing verification compares: the first compiled call (forward, plus backward when
+    compiled) in a fresh process, as the worker measured it. The whole-process phases can be added
+    here later; the exporter records the same number (``write_bundle``)."""
+    value = (result or {}).get("first_call_s")
+    return float(value) if isinstance(value, (int, float)) else None
+
+
+def import_speed(exported_s: Optional[float], imported_s: Optional[float]) -> str:
+    """fast | slow | untimed: the imported first call judged against the exporter's (pure)."""
+    if exported_s is None or imported_s is None:
+        return "untimed"
+    if imported_s > SLOW_RATIO * exported_s and imported_s - exported_s > SLOW_MARGIN_S:
+        return "slow"
+    return "fast"
 
 
 def worker_env(cache_dir: str, base: Optional[dict] = None) -> dict:
@@ -200,6 +244,7 @@ class Runner:
             if export_dir:
                 args += ["--export", os.path.join(export_dir, f"{i:03d}.bin")]
             res = self._run(out, args, label)
+            res["wall_s"], res["started"] = out.wall_s, out.started  # the one time shown (warm_view)
             setattr(out, slot, res)
             if res.get("ok"):
                 out.state = done_state
@@ -238,8 +283,9 @@ class Runner:
     def fingerprint(self) -> dict:
         return run_worker(self.python, ["fingerprint"], self.env, min(self.timeout, 180.0))
 
-    def import_bundle(self, path: str) -> dict:
-        return run_worker(self.python, ["import", path], self.env, self.timeout)
+    def import_bundle(self, folder: str) -> dict:
+        """Load the checked artifact blobs in ``folder`` (``stage_bundle``)."""
+        return run_worker(self.python, ["import", folder], self.env, self.timeout)
 
 
 # --------------------------------------------------------------------------- export bundles
@@ -248,8 +294,11 @@ BUNDLE_FORMAT = 1
 
 
 def write_bundle(dest: str, export_dir: str, outcomes: list[Outcome], fp: Fingerprint,
-                 flexdoctor_version: str) -> int:
-    """Zip the per-config mega-cache blobs with the configs and fingerprint; atomic. Returns bytes."""
+                 flexdoctor_version: str) -> tuple:
+    """Zip the per-config mega-cache blobs with the configs, the fingerprint and each config's warm
+    first-call time (what an importer's verification is judged against); atomic, mode 0644 under
+    the umask. Returns (bytes, sha256 hex of exactly what was written)."""
+    import hashlib
     import zipfile
 
     dest_path = os.path.abspath(dest)
@@ -257,30 +306,70 @@ def write_bundle(dest: str, export_dir: str, outcomes: list[Outcome], fp: Finger
     with locations.replacing(dest_path, ".flexdoctor-export.") as tmp:
         with zipfile.ZipFile(tmp, "w", compression=zipfile.ZIP_DEFLATED) as zf:
             meta = {"format": BUNDLE_FORMAT, "flexdoctor_version": flexdoctor_version, "created_at": mf.now(),
-                    "fingerprint": fp.to_dict(), "configs": []}
+                    "fingerprint": fp.to_dict(), "configs": [], "first_call_s": {}}
             for i, out in enumerate(outcomes):
                 blob = os.path.join(export_dir, f"{i:03d}.bin")
                 if out.failed or not os.path.isfile(blob):
                     continue
                 zf.write(blob, f"artifacts/{i:03d}.bin")
                 meta["configs"].append(out.workload.to_dict())
+                timed = first_call_seconds(out.warm) if out.hit else None
+                if timed is not None:
+                    meta["first_call_s"][out.workload.name] = timed
             zf.writestr("flexdoctor-bundle.json", json.dumps(meta, indent=2, sort_keys=True))
-    return os.path.getsize(dest_path)
+        digest = hashlib.sha256()
+        with open(tmp, "rb") as fh:
+            for chunk in iter(lambda: fh.read(1 << 20), b""):
+                digest.update(chunk)
+    return os.path.getsize(dest_path), digest.hexdigest()
 
 
-def read_bundle(path: str) -> dict:
-    import zipfile
+def read_bundle(path: str, sha256: Optional[str] = None):
+    """The --import bundle opened as code (cache/bundlefile.py: who wrote it, the pin, sizes),
+    with its metadata read; PlanError (exit 2) saying why not. Close it when done."""
+    from . import bundlefile
 
     try:
-        with zipfile.ZipFile(path) as zf:
-            meta = json.loads(zf.read("flexdoctor-bundle.json"))
-    except FileNotFoundError:
-        raise PlanError(t("warm.error.import_missing", path=path))
-    except (OSError, KeyError, ValueError, RecursionError, zipfile.BadZipFile) as exc:
-        raise PlanError(t("warm.error.import_not_bundle", path=path, detail=f" ({exc})"))
-    if not isinstance(meta, dict) or not isinstance(meta.get("fingerprint"), dict):
-        raise PlanError(t("warm.error.import_not_bundle", path=path, detail=""))
-    return meta
+        return bundlefile.open_bundle(path, sha256)
+    except bundlefile.Refused as exc:
+        raise PlanError(t("warm-bundle.import_refused", why=exc.text())) from None
+
+
+def stage_bundle(bundle: Any, cache_dir: str) -> dict:
+    """Check every artifact of ``bundle`` (cache/megacache.py: type, key, content) and write the
+    checked blobs into a private folder for the import worker; nothing reaches torch before all
+    passed. PlanError (exit 2) saying why not. Returns {"dir", "sha256", "blobs"}."""
+    from . import bundlefile, megacache
+
+    folder = tempfile.mkdtemp(prefix="flexdoctor-import-")
+    blobs = []
+    try:
+        for name, data in bundle.artifacts():
+            try:
+                blob, artifacts = megacache.checked(data, cache_dir)
+            except megacache.BadArtifacts as exc:
+                refused = bundlefile.Refused(f"artifact_{exc.reason.replace('-', '_')}", path=bundle.path,
+                                             member=name, **exc.args_)
+                raise PlanError(t("warm-bundle.import_refused", why=refused.text())) from None
+            with open(os.path.join(folder, os.path.basename(name)), "wb") as fh:
+                fh.write(blob)
+            blobs.append({"name": name, "bytes": len(blob), "types": megacache.summary(artifacts)})
+        if not blobs:
+            raise PlanError(t("warm-bundle.import_refused",
+                              why=bundlefile.Refused("no_artifacts", path=bundle.path).text()))
+    except BaseException:
+        shutil.rmtree(folder, ignore_errors=True)
+        raise
+    return {"dir": folder, "sha256": bundle.sha256, "blobs": blobs}
+
+
+def read_bundle_meta(path: str) -> tuple:
+    """(metadata, sha256) of a bundle read as data only (``fleet merge --bundle``): a regular
+    file, the same size limits; bundlefile.Refused when not."""
+    from . import bundlefile
+
+    with bundlefile.open_bundle(path, trusted=False) as bundle:
+        return bundle.meta, bundle.sha256
 
 
 def bundle_workload(data: Any) -> Workload:
@@ -338,8 +427,9 @@ class WarmResult:
 
     @property
     def failed(self) -> bool:
-        """Exit 1: a config failed, a fresh process missed, or --run failed."""
-        if any(o.failed or o.hit is False for o in self.outcomes):
+        """Exit 1: a config failed, a fresh process missed, an imported cache was not fast (its
+        first call far slower than the exporter's: not verified), or --run failed."""
+        if any(o.failed or o.hit is False or o.status() == IMPORT_STATUS["slow"] for o in self.outcomes):
             return True
         if self.run and (self.run["first"]["error"] or (self.run.get("second") or {}).get("error")):
             return True
@@ -360,16 +450,20 @@ def _runtime_fingerprint(todo: list, runner: Runner, driver: Optional[str]) -> F
 
 
 def _import(plan: Plan, req: Any, runner: Runner, say: Callable[[str], None]) -> dict:
-    res = runner.import_bundle(str(req.import_))
+    staged = plan.staged or {}
+    res = runner.import_bundle(staged.get("dir", ""))
     if not res.get("ok"):
         raise ImportFailed(str(res.get("error")), usage=res.get("error_kind") == "no-mega-cache")
-    changes = Fingerprint.from_dict(plan.bundle["fingerprint"]).changes(Fingerprint.from_dict(res.get("fingerprint")))
     loaded = res.get("loaded", [])
+    refused = [x.get("name") for x in loaded if x.get("refused")]
+    if refused:  # checked, yet this torch could not read it: another torch's layout
+        raise ImportFailed(t("warm-bundle.torch_refused", names=", ".join(map(str, refused))))
+    changes = Fingerprint.from_dict(plan.bundle["fingerprint"]).changes(Fingerprint.from_dict(res.get("fingerprint")))
     say(t("warm.imported", count=len(loaded), size=human_bytes(sum(x.get("bytes", 0) for x in loaded)),
           path=req.import_))
     if changes:
         say(t("warm.import_other_env", changes="; ".join(f"{k} {a} -> {b}" for k, a, b in changes)))
-    return {"path": str(req.import_), "loaded": loaded, "changes": changes}
+    return {"path": str(req.import_), "sha256": staged.get("sha256"), "loaded": loaded, "changes": changes}
 
 
 def _run_command(plan: Plan, req: Any, say: Callable[[str], None]) -> dict:
@@ -424,8 +518,9 @@ def execute(plan: Plan, req: Any, outcomes: list, on_update: Callable[[], None] 
                         "already_warm": [w.name for w in plan.already_warm]}
             if req.export is not None:
                 try:
-                    size = write_bundle(str(req.export), export_dir, todo, fp, __version__)
-                    result.export = last_run["export"] = {"path": os.path.abspath(str(req.export)), "bytes": size}
+                    size, digest = write_bundle(str(req.export), export_dir, todo, fp, __version__)
+                    result.export = last_run["export"] = {"path": os.path.abspath(str(req.export)), "bytes": size,
+                                                          "sha256": digest}
                 except OSError as exc:  # a full disk: the results are still shown, then one line, exit 2
                     result.write_errors.append(t("exit.not_written", what=req.export, error=exc.strerror or exc))
             warmed = [o.record() for o in todo if not o.failed]
@@ -449,4 +544,11 @@ def execute(plan: Plan, req: Any, outcomes: list, on_update: Callable[[], None] 
     finally:
         if export_dir:
             shutil.rmtree(export_dir, ignore_errors=True)
+        discard(plan)
     return result
+
+
+def discard(plan: Plan) -> None:
+    """Remove the private folder of checked --import blobs (``stage_bundle``), if any."""
+    if plan.staged and plan.staged.get("dir"):
+        shutil.rmtree(plan.staged["dir"], ignore_errors=True)

@@ -6,7 +6,9 @@ report); 128+N after signal N (nothing written to the manifest).
 
 from __future__ import annotations
 
+import dataclasses
 import os
+import re
 import shlex
 import shutil
 import sys
@@ -77,20 +79,29 @@ def _plan(req):
                 raise planner.PlanError(t("warm.error.run_parse", error=exc))
             if not run_argv:
                 raise planner.PlanError(t("warm.error.run_empty"))
-        bundle = None
-        if req.import_ is not None:
-            bundle = warm.read_bundle(str(req.import_))
+        if req.import_ is None:
+            env = planner.gather(req, configs, table, read_interp=interp.probe, read_gpu=gpu.probe)
+            plan = planner.decide(req, configs, env, table, run_argv=run_argv)
+            _guard(env)
+            return plan
+        # A bundle is code: who wrote it, the --sha256 pin and its sizes are judged before anything
+        # else, and every artifact is checked before torch sees one (cache/bundlefile, megacache).
+        with warm.read_bundle(str(req.import_), req.sha256) as bundle:
             if not configs:
-                configs = planner.dedupe([warm.bundle_workload(c) for c in bundle.get("configs", [])])
-        env = planner.gather(req, configs, table, read_interp=interp.probe, read_gpu=gpu.probe)
-        plan = planner.decide(req, configs, env, table, run_argv=run_argv, bundle=bundle)
+                configs = planner.dedupe([warm.bundle_workload(c) for c in bundle.meta.get("configs", [])])
+            env = planner.gather(req, configs, table, read_interp=interp.probe, read_gpu=gpu.probe)
+            plan = planner.decide(req, configs, env, table, run_argv=run_argv, bundle=bundle.meta)
+            _guard(env)
+            return dataclasses.replace(plan, staged=warm.stage_bundle(bundle, env.cache_dir))
     except planner.PlanError as exc:
         raise _usage_error(str(exc))
-    # Compile into, and load from, only a safe cache (FD504's verdict, exit 2 with its fix); a
-    # missing dir is created private. Before this nothing was created.
+
+
+def _guard(env) -> None:
+    """Compile into, and load from, only a safe cache (FD504's verdict, exit 2 with its fix); a
+    missing dir is created private. Before this nothing was created."""
     named = env.cache_source == "--cache-dir"
     guard_cache_dirs(env.cache_dir, dict(os.environ, TORCHINDUCTOR_CACHE_DIR=env.cache_dir) if named else None)
-    return plan
 
 
 def warm_cache(
@@ -144,9 +155,16 @@ def warm_cache(
     cache_dir: Annotated[Optional[Path], typer.Option("--cache-dir", metavar="DIR",
                          help="TORCHINDUCTOR_CACHE_DIR for this run (default: what torch would use).")] = None,
     export: Annotated[Optional[Path], typer.Option("--export", metavar="FILE",
-                      help="Write a portable cache bundle (torch's mega-cache, torch >= 2.7).")] = None,
+                      help="Write a portable cache bundle (torch's mega-cache, torch >= 2.7) and print its "
+                           "sha256. A bundle is code, like a wheel: share it only where others cannot "
+                           "change it.")] = None,
     import_: Annotated[Optional[Path], typer.Option("--import", metavar="FILE",
-                       help="Load a bundle written by --export into the cache dir, then verify it.")] = None,
+                       help="Load a bundle written by --export into the cache dir, then verify that a fresh "
+                            "process's first call is as fast as the exporter's. A bundle runs code as you "
+                            "(torch loads its pickles and generated code): only a file you or root own, in a "
+                            "folder only you or root can write, is loaded; pin it with --sha256.")] = None,
+    sha256: Annotated[Optional[str], typer.Option("--sha256", metavar="HEX",
+                      help="With --import: load the bundle only if its sha256 is HEX (printed by --export).")] = None,
     no_verify: Annotated[bool, typer.Option("--no-verify", help="Skip the fresh-process cache-hit proof.")] = False,
     timeout: Annotated[float, typer.Option("--timeout", help="Seconds allowed per compile process.")] = 900.0,
     python: Annotated[Optional[str], typer.Option("--python", metavar="PATH",
@@ -175,7 +193,7 @@ def warm_cache(
 
       flexdoctor warm-cache --cache-dir /data/inductor --preset diffusers --export cache.zip
 
-      flexdoctor warm-cache --cache-dir /data/inductor --import cache.zip
+      flexdoctor warm-cache --cache-dir /data/inductor --import cache.zip --sha256 HEX
 
       flexdoctor warm-cache --run "python train.py --max-steps 1"
     """
@@ -185,7 +203,6 @@ def warm_cache(
     from ..cache import warm
     from ..render import warm_view
     from ..text import t
-    from ..worker import lifetime
     from ..workload import make
 
     if list_presets:
@@ -195,6 +212,10 @@ def warm_cache(
         raise _usage_error(t("warm.error.jobs"))
     if timeout <= 0:
         raise _usage_error(t("warm.error.timeout"))
+    if sha256 is not None and not re.fullmatch(r"[0-9a-fA-F]{64}", sha256):
+        raise _usage_error(t("warm-bundle.sha256_form", value=sha256))
+    if sha256 is not None and import_ is None:
+        raise _usage_error(t("warm-bundle.sha256_needs_import"))
     target = resolve_python(python)
     require_worker_python(python, target)
     req = _request(
@@ -205,9 +226,21 @@ def warm_cache(
         _split(mode), dynamic, fullgraph, _split(kernel_option),
         settings_file=renamed(warm_config, old_config, "--warm-config", "--config"), run=run,
         run_from_settings=run_from_settings, jobs=jobs,
-        cache_dir=cache_dir, export=export, import_=import_, verify=not no_verify, force=force,
+        cache_dir=cache_dir, export=export, import_=import_, sha256=sha256, verify=not no_verify, force=force,
         timeout=timeout, python=target)
     plan = _plan(req)
+    try:
+        _run(plan, req, target, no_color)
+    finally:
+        warm.discard(plan)  # the checked --import blobs, whatever happened
+
+
+def _run(plan, req, target: str, no_color: bool) -> None:
+    """Show the plan, run it, render the result; raises typer.Exit with the exit code."""
+    from ..cache import warm
+    from ..render import warm_view
+    from ..text import t
+    from ..worker import lifetime
 
     err = _console(stderr=True, no_color=no_color)
     err.print(warm_view.header(plan, target), markup=False)

@@ -15,8 +15,9 @@ import shlex
 from typing import Sequence
 
 from ..cache import manifest as mf
+from ..cache.bundlefile import Refused
 from ..cache.plan import PlanError
-from ..cache.warm import bundle_workload, read_bundle
+from ..cache.warm import bundle_workload, read_bundle_meta
 from .hostlist import compress
 from .model import BundleMatch, BundleNode, Node
 
@@ -25,11 +26,15 @@ class BundleError(ValueError):
     """The --bundle file is missing or not a flexdoctor cache bundle (a usage error)."""
 
 
-def read(path: str) -> dict:
+def read(path: str) -> tuple:
+    """(metadata, sha256): only the metadata is read, as data (nothing in a bundle runs here), with
+    the size limits of cache/bundlefile.py (a zip bomb is refused before it is inflated)."""
+    from ..text import t
+
     try:
-        return read_bundle(path)
-    except PlanError as exc:
-        raise BundleError(str(exc).replace("--import", "--bundle", 1)) from None
+        return read_bundle_meta(path)
+    except Refused as exc:
+        raise BundleError(t("warm-bundle.fleet_refused", why=exc.text())) from None
 
 
 def _config_names(meta: dict) -> tuple:
@@ -58,14 +63,16 @@ def state_of(node: Node, fp: dict, configs: tuple) -> BundleNode:
     return BundleNode(node.name, "import")
 
 
-def ship_commands(path: str, nodes: Sequence[Node]) -> tuple:
-    """Commands that import the bundle where it is needed, runnable as printed."""
+def ship_commands(path: str, nodes: Sequence[Node], sha256: str = "") -> tuple:
+    """Commands that import the bundle where it is needed, runnable as printed; pinned to the
+    content read here (``--sha256``), so a bundle changed on the shared disk is refused."""
     if not nodes:
         return ()
     bundle = shlex.quote(os.path.abspath(path))
     dirs = {n.inductor_dir for n in nodes}
     cache = f" --cache-dir {shlex.quote(dirs.pop())}" if len(dirs) == 1 and None not in dirs else ""
-    command = f"flexdoctor warm-cache --import {bundle}{cache}"
+    pin = f" --sha256 {sha256}" if sha256 else ""
+    command = f"flexdoctor warm-cache --import {bundle}{pin}{cache}"
     if all(n.scheduler.get("SLURM_JOB_ID") or n.scheduler.get("SLURMD_NODENAME") for n in nodes):
         hosts = shlex.quote(compress(n.name for n in nodes))
         return (f"srun --nodelist={hosts} --nodes={len(nodes)} --ntasks-per-node=1 {command}",)
@@ -73,10 +80,10 @@ def ship_commands(path: str, nodes: Sequence[Node]) -> tuple:
 
 
 def match(path: str, nodes: Sequence[Node]) -> BundleMatch:
-    meta = read(path)
+    meta, sha256 = read(path)
     fp = dict(meta.get("fingerprint") or {})
     configs = _config_names(meta)
     states = tuple(state_of(n, fp, configs) for n in nodes)
     needing = [n for n, s in zip(nodes, states) if s.state == "import"]
     return BundleMatch(path=path, fingerprint=fp, fingerprint_id=mf.fingerprint_id(fp), configs=configs,
-                       created_at=meta.get("created_at"), nodes=states, ship=ship_commands(path, needing))
+                       created_at=meta.get("created_at"), nodes=states, ship=ship_commands(path, needing, sha256))

@@ -19,12 +19,22 @@ from ._escape import no_commands
 
 STATUS_KEYS = {"failed": "failed", "missed": "missed", "already warm": "already_warm",
                "warm (verified)": "verified", "compiled": "compiled"}
+STATUS_KEYS_BUNDLE = {"imported (slow)": "warm-bundle.status.slow", "imported (not timed)": "warm-bundle.status.untimed"}
 FINISHED = ("compiled", "done", "failed", "skipped")
 
 
 def status_word(status: str) -> str:
+    if status in STATUS_KEYS_BUNDLE:
+        return t(STATUS_KEYS_BUNDLE[status])
     key = STATUS_KEYS.get(status)
     return t(f"warm.status.{key}") if key else status
+
+
+def compile_seconds(o: Any) -> Optional[float]:
+    """The one time shown for a config's compile, in the progress line, the table and (summed up as
+    the span of the runs) the summary: the wall time of its compile process, from start to exit,
+    which is what the user waits for (the first call alone is in the manifest as compile_s)."""
+    return (o.cold or {}).get("wall_s")
 
 
 def state_word(state: str) -> str:
@@ -84,7 +94,7 @@ class LiveView:
                 continue
             extra = f" ({o.stage})" if o.stage and o.state in ("compiling", "verifying") else ""
             if o.state in ("compiled", "done"):
-                extra = t("warm.live.took", seconds=seconds(o.wall_s))
+                extra = t("warm.live.took", seconds=seconds(compile_seconds(o) if o.state == "compiled" else o.wall_s))
             if o.state == "failed":
                 extra = f": {_last_line(o.error)}"
             self.echo(no_commands(_x(t("warm.live.line", index=i + 1, total=len(self.outcomes), name=o.workload.name,
@@ -116,7 +126,7 @@ def _table(result: Any, console: Any) -> None:
     # without spaces cannot, and would squeeze the names otherwise.)
     rows = []
     for o in result.outcomes:
-        row = [_x(o.workload.name), status_word(o.status()), seconds((o.cold or {}).get("first_call_s"))]
+        row = [_x(o.workload.name), status_word(o.status()), seconds(compile_seconds(o))]
         if verified:
             row += [seconds((o.warm or {}).get("first_call_s")), _hits((o.warm or {}).get("counters") or {})]
         rows.append(row)
@@ -162,6 +172,22 @@ def _problems(result: Any, console: Any) -> None:
         elif o.hit is False:
             console.print(_x(t("warm.missed", name=o.workload.name, counters=(o.warm or {}).get("counters"))),
                           style="yellow", markup=False)
+        else:
+            _import_line(o, console)
+
+
+def _import_line(o: Any, console: Any) -> None:
+    """An imported config that hit but was not proven fast: say the two times and what a bundle
+    cannot carry (FACTS §11; torch/compiler/_cache.py: graph entries and autotune results only)."""
+    status = o.status()
+    if status == "imported (slow)":
+        what = t("warm-bundle.cannot_carry_cpu" if o.workload.device == "cpu" else "warm-bundle.cannot_carry_cuda")
+        console.print(_x(t("warm-bundle.import_slow", name=o.workload.name,
+                        imported=f"{(o.warm or {}).get('first_call_s', 0):.1f}",
+                        exported=f"{o.exported_first_call_s:.1f}", what=what)), style="yellow", markup=False)
+    elif status == "imported (not timed)":
+        console.print(_x(t("warm-bundle.import_untimed", name=o.workload.name,
+                        imported=f"{(o.warm or {}).get('first_call_s', 0):.1f}")), markup=False)
 
 
 def _run_lines(result: Any, console: Any) -> None:
@@ -199,9 +225,10 @@ def render(result: Any, color: bool = False, width: int = 100) -> str:
         ok = sum(1 for o in hits if o.hit)
         console.print(t("warm.hits", ok=ok, total=len(hits), percent=100 * ok // len(hits)), markup=False)
     compiled = [o for o in result.outcomes if o.state != "skipped"]
-    if result.compile_wall_s is not None and compiled:
-        console.print(t("warm.warmup", seconds=f"{result.compile_wall_s:.1f}", count=len(compiled), jobs=plan.jobs),
-                      markup=False)
+    span = _compile_span(compiled)
+    span = result.compile_wall_s if span is None else span  # a result recorded before per-config times
+    if result.compile_wall_s is not None and span is not None:
+        console.print(t("warm.warmup", seconds=seconds(span), count=len(compiled), jobs=plan.jobs), markup=False)
     _why_compiled(plan, console)
     skipped = plan.already_warm
     if skipped:
@@ -210,8 +237,10 @@ def render(result: Any, color: bool = False, width: int = 100) -> str:
                                       fp.gpu_name if fp and fp.gpu_name else None) if x) or "?"
         console.print(_x(t("warm.already_warm", count=len(skipped), fingerprint=where)), markup=False)
     if result.export:
-        console.print(_x(t("warm.exported", size=human_bytes(result.export.get("bytes")), path=result.export["path"])),
-                      markup=False)
+        path = _x(shlex.quote(result.export["path"]))
+        console.print(t("warm-bundle.exported", size=human_bytes(result.export.get("bytes")), path=path,
+                        sha256=result.export.get("sha256", "")), markup=False)
+        console.print(t("warm-bundle.exported_use", path=path, sha256=result.export.get("sha256", "")), markup=False)
     if not result.write_errors:  # else the CLI says what could not be written, last
         console.print(_x(t("warm.manifest", path=result.manifest_path)) if result.manifest_path
                       else t("warm.manifest_unchanged"), markup=False)
@@ -222,6 +251,16 @@ def render(result: Any, color: bool = False, width: int = 100) -> str:
         console.print(t("warm.whole_model"), style="dim", markup=False)
     _other_gpus(plan, console)
     return no_commands(buf.getvalue())
+
+
+def _compile_span(compiled: list) -> Optional[float]:
+    """The compile phase as the configs' own processes span it (first start to last exit): with one
+    config exactly its compile time, with several run in parallel the time the phase took."""
+    runs = [(o.cold["started"], o.cold["started"] + o.cold["wall_s"]) for o in compiled
+            if o.cold and isinstance(o.cold.get("started"), float) and isinstance(o.cold.get("wall_s"), float)]
+    if not runs:
+        return None
+    return max(end for _, end in runs) - min(start for start, _ in runs)
 
 
 def _other_gpus(plan: Any, console: Any) -> None:

@@ -2,7 +2,7 @@
 # stdlib + torch only: flexdoctor itself is not importable there.
 #
 #   python _warm_worker.py compile '<config json>' [--export FILE]
-#   python _warm_worker.py import FILE
+#   python _warm_worker.py import FOLDER   (artifact blobs flexdoctor has checked)
 #   python _warm_worker.py fingerprint
 #
 # Compiles torch.compile(flex_attention) for one configuration (forward, and backward when
@@ -226,7 +226,24 @@ def compile_one(cfg, export=None):
     return out
 
 
-def import_artifacts(path):
+def _no_unpickling_while_loading(torch):
+    """torch 2.8+ unpickles each Inductor entry while loading it, only to write out the Triton
+    kernels bundled in it (codecache.InductorCacheArtifact.populate_cache ->
+    FxGraphCache._emit_triton_bundle -> pickle.loads). Turned off here: the first cache hit
+    writes them out anyway (FxGraphCache.cache_hit_post_compile -> TritonBundler.read_and_emit),
+    so loading a bundle only writes files and runs nothing from it."""
+    try:
+        import torch._inductor.config as inductor_config
+
+        if hasattr(inductor_config, "bundle_triton_into_fx_graph_cache"):
+            inductor_config.bundle_triton_into_fx_graph_cache = False
+    except BaseException:
+        pass
+
+
+def import_artifacts(folder):
+    """Load the artifact blobs flexdoctor has checked and written to ``folder`` (a private
+    directory: the parent validated every artifact's type, key and content first)."""
     out = {"ok": False}
     stage("import torch")
     import torch
@@ -237,20 +254,20 @@ def import_artifacts(path):
         out["error_code"], out["error_args"] = "no_mega_cache", {"function": "load_cache_artifacts",
                                                                  "torch": str(torch.__version__)}
         return out
-    import zipfile
-
+    _no_unpickling_while_loading(torch)
     stage("load_cache_artifacts")
     loaded = []
-    with zipfile.ZipFile(path) as zf:
-        for name in sorted(zf.namelist()):
-            if not (name.startswith("artifacts/") and name.endswith(".bin")):
-                continue
-            data = zf.read(name)
-            info = torch.compiler.load_cache_artifacts(data)
-            count = 0
-            if info is not None:
-                count = sum(len(v) for v in getattr(info, "artifacts", {}).values())
-            loaded.append({"name": name, "bytes": len(data), "artifacts": count})
+    for name in sorted(os.listdir(folder)):
+        if not name.endswith(".bin"):
+            continue
+        with open(os.path.join(folder, name), "rb") as fh:
+            data = fh.read()
+        info = torch.compiler.load_cache_artifacts(data)
+        count = 0
+        if info is not None:
+            count = sum(len(v) for v in getattr(info, "artifacts", {}).values()) if hasattr(info, "artifacts") \
+                else sum(len(getattr(info, a, ())) for a in dir(info) if a.endswith("_artifacts"))
+        loaded.append({"name": name, "bytes": len(data), "artifacts": count, "refused": info is None})
     out["loaded"] = loaded
     out["ok"] = True
     return out
