@@ -47,6 +47,8 @@ def _maybe_declared(group: str = GROUP) -> bool:
     import sys
     from importlib.machinery import PathFinder
 
+    from ..safety import read_small
+
     if any(hasattr(f, "find_distributions") and f is not PathFinder for f in sys.meta_path):
         return True
     needle = f"[{group}]"
@@ -62,32 +64,57 @@ def _maybe_declared(group: str = GROUP) -> bool:
         for name in names:
             low = name.lower()
             if low.endswith((".dist-info", ".egg-info")) or (egg and low == "egg-info"):
-                try:
-                    with open(os.path.join(root, name, "entry_points.txt"), encoding="utf-8",
-                              errors="replace") as f:
-                        if needle in f.read():
-                            return True
-                except OSError:
-                    continue
+                text = read_small(os.path.join(root, name, "entry_points.txt"))  # a FIFO never blocks
+                if text is not None and needle in text:
+                    return True
     return False
+
+
+def _entry_points(root: bool) -> list:
+    """The entry points of the group. As root only from the ``sys.path`` folders the ownership
+    walk passes: nothing is even read from a folder a non-root user can change."""
+    from importlib.metadata import distributions, entry_points
+
+    if root:
+        import os
+        import sys
+
+        from .. import safety
+
+        safe = [p for p in sys.path if safety.verdict(os.path.abspath(p or ".")).safe]
+        return [ep for dist in distributions(path=safe) for ep in dist.entry_points if ep.group == GROUP]
+    try:
+        return list(entry_points(group=GROUP))
+    except TypeError:  # Python 3.9
+        return list(entry_points().get(GROUP, []))
+
+
+def _root_refusal(ep) -> Optional[str]:
+    """As root, why ``ep`` must not be loaded (a non-root user can change its files), or None."""
+    from .. import safety
+    from ..text import t
+
+    dist_path = getattr(getattr(ep, "dist", None), "_path", None)
+    v = safety.module_verdict(ep.module, extra=(str(dist_path),) if dist_path else (), uid=safety.ROOT_UID)
+    return None if v.safe else t("plugin-load.root_refused", target=ep.value, why=safety.describe(v))
 
 
 def plugins() -> tuple[list[CheckSpec], list[PluginProblem]]:
     if not _maybe_declared():
         return [], []
-    from importlib.metadata import entry_points
-
+    from .. import safety
     from ..text import t
     from . import base
 
     found: list[CheckSpec] = []
     problems: list[PluginProblem] = []
-    try:
-        eps = entry_points(group=GROUP)
-    except TypeError:  # Python 3.9
-        eps = entry_points().get(GROUP, [])
+    root = safety.current_uid() == safety.ROOT_UID
     taken = {s.id for s in builtin()}
-    for ep in eps:
+    for ep in _entry_points(root):
+        refusal = _root_refusal(ep) if root else None
+        if refusal:
+            problems.append(PluginProblem(ep.name, refusal))
+            continue
         before = len(base._DECLARED)
         try:
             obj = ep.load()

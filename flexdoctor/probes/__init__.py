@@ -115,7 +115,7 @@ def gather(
             on_done(job.name)
     values = {job.name: job.value for job in jobs}
     py, torch = values["interp"] if isinstance(values["interp"], tuple) else (values["interp"],) * 2
-    runtime_value = values.get("torch_runtime") or ProbeError.because("runtime_skipped", kind="skipped")
+    runtime_value = values.get("torch_runtime") or _not_run(py)
     return Facts(
         host=values["host"],
         gpu=values["gpu"],
@@ -131,3 +131,10 @@ def gather(
         collected_at=_dt.datetime.now(_dt.timezone.utc).replace(microsecond=0).isoformat(),
         flexdoctor_version=__version__,
     )
+
+
+def _not_run(py: Any) -> ProbeError:
+    """Why there are no torch runtime facts: --static, or (as root) the interpreter was not started."""
+    if getattr(py, "not_started", None):
+        return ProbeError.because("root_files_only", kind="skipped", python=py.executable, why=py.not_started)
+    return ProbeError.because("runtime_skipped", kind="skipped")

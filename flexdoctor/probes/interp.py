@@ -14,7 +14,13 @@ SCRIPT = script("_interp_probe.py")
 
 
 def probe(python: str, timeout: float = 15.0) -> tuple[PythonFacts | ProbeError, TorchStaticFacts | ProbeError | None]:
-    """Returns (python facts, torch facts); torch is None when torch is not installed."""
+    """Returns (python facts, torch facts); torch is None when torch is not installed. Running as
+    root, an interpreter a non-root user can change is not started: read from its files."""
+    from .. import safety
+
+    refusal = safety.root_refusal([python])
+    if refusal is not None:
+        return read_files(python, refusal)
     if _same_interpreter(python):
         # The script is stdlib-only and imports nothing it reports on, so running it here
         # gives the same answer as a subprocess, ~0.1 s sooner.
@@ -31,6 +37,25 @@ def probe(python: str, timeout: float = 15.0) -> tuple[PythonFacts | ProbeError,
                                  program=f"{python} {SCRIPT.name}")
         return bad, bad
     return _parse(data)
+
+
+def read_files(python: str, refusal) -> tuple:
+    """What ``probe`` says, for an interpreter that is not started (``refusal``: the safety Verdict
+    why not): its layout and metadata read from its files, never executed."""
+    import dataclasses
+
+    from .. import safety
+    from ..worker import _interp_probe
+
+    why = safety.describe(refusal, english=True)
+    layout = safety.interpreter_layout(python)
+    if layout is None:
+        err = ProbeError.because("root_not_started", kind="error", python=python, why=why)
+        return err, err
+    data = _interp_probe.collect_files(os.path.abspath(python), layout.full_version or layout.version,
+                                       list(layout.path), layout.include_dir)
+    py, torch = _parse(data)
+    return dataclasses.replace(py, not_started=why), torch
 
 
 # Every Python answers this, 2.x included (no f-string, no print function).
