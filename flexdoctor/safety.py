@@ -257,8 +257,8 @@ def _stdlib_version(prefix: str, wanted: Optional[str]) -> Optional[str]:
             m = _PY_VERSION.fullmatch(name)
             if m and os.path.isfile(os.path.join(prefix, lib, name, "os.py")):
                 found.append(m.group(1))
-    if wanted in found:
-        return wanted
+    if wanted:  # the executable's name (python3.11) or pyvenv.cfg says which: only that one
+        return wanted if wanted in found else None
     return found[0] if len(set(found)) == 1 else None
 
 
