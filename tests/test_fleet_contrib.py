@@ -325,6 +325,35 @@ def test_node_check_never_writes_through_what_a_user_planted_in_the_report_dir(t
     assert os.listdir(ours) == ["gpu017.json"]  # the temporary name was renamed into place
 
 
+@pytest.mark.skipif(not AS_ROOT or not shutil.which("setpriv"), reason="as root only: a second uid writes the file")
+def test_node_check_reads_a_settings_file_only_when_root_alone_can_change_it(tmp_path, public):
+    """The settings file is sourced by bash as root: one another user wrote is code they run as root."""
+    theirs = public / "theirs"
+    theirs.mkdir()
+    os.chown(theirs, NOBODY, NOBODY)
+    marker = public / "sourced"
+    subprocess.run(AS_NOBODY + ["sh", "-c", f"echo 'touch {marker}; FLEXDOCTOR=/bin/false' > {theirs}/defaults"],
+                   check=True)
+    fake, log = _fake_scontrol(tmp_path)
+    done = _node_check(fake, FLEXDOCTOR_DEFAULTS=str(theirs / "defaults"), FLEXDOCTOR_MODE="healthcheck",
+                       FLEXDOCTOR=str(_fake_flexdoctor(public, 0, text="{}")))
+    assert not marker.exists() and f"settings file {theirs}/defaults ignored" in done.stderr
+    ours = public / "defaults"
+    ours.write_text(f"FLEXDOCTOR={_fake_flexdoctor(theirs.parent, 0, text='{}')}\nFLEXDOCTOR_USER=nobody\n")
+    done = _node_check(fake, FLEXDOCTOR_DEFAULTS=str(ours), FLEXDOCTOR_MODE="healthcheck")
+    assert done.returncode == 0 and "ignored" not in done.stderr
+
+
+def test_fleet_preflight_refuses_a_reports_folder_others_can_write(tmp_path):
+    shared = tmp_path / "shared"
+    shared.mkdir()
+    shared.chmod(0o777)
+    done = subprocess.run(["bash", str(SLURM / "fleet-preflight.sbatch")], capture_output=True, text=True, timeout=60,
+                          env={**ENV, "REPORTS": str(shared), "SLURM_JOB_ID": "1", "SLURM_JOB_NODELIST": "n1"})
+    assert done.returncode == 2 and "must be a folder you own that no one else can write" in done.stderr
+    assert os.listdir(shared) == []
+
+
 @pytest.mark.parametrize("script", ["flexdoctor-node-check", "fleet-preflight.sbatch"])
 def test_slurm_scripts_are_valid_bash(script):
     assert subprocess.run(["bash", "-n", str(SLURM / script)]).returncode == 0
