@@ -14,6 +14,7 @@ import base64
 import hashlib
 import os
 import re
+import site as sitelib
 import subprocess
 import sys
 import zipfile
@@ -54,7 +55,9 @@ def _venv(where: Path, pip: bool = False) -> Path:
         args.insert(3, "--without-pip")
     subprocess.run(args, check=True, timeout=300, capture_output=True)
     site = next(where.glob("lib/python3*/site-packages"))
-    (site / "aaa-flexdoctor-checkout.pth").write_text(f"{ROOT}\n")
+    # this checkout, then the packages of the Python running the tests (a venv of a venv sees only
+    # the base's): .pth lines, as an editable install and a layered environment make them
+    (site / "aaa-flexdoctor-checkout.pth").write_text("\n".join([str(ROOT), *sitelib.getsitepackages()]) + "\n")
     return where / "bin" / "python"
 
 
