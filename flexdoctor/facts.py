@@ -147,9 +147,6 @@ class PythonFacts:
     python_h: bool
     # Installed distributions that matter (name -> version), read from metadata.
     packages: dict = field(default_factory=dict)
-    # Set when flexdoctor ran as root and did not start it (a non-root user can change what it
-    # runs): why, in English. Everything above was then read from its files (safety.interpreter_layout).
-    not_started: Optional[str] = None
 
 
 @dataclass(frozen=True)
