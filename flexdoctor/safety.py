@@ -414,10 +414,16 @@ def _entry_rows(folder: str) -> list:
 
 
 def _first_unsafe(paths, uid: int) -> Optional[Verdict]:
+    """The first unsafe verdict over ``paths``; for what runs as root also the folder holding each
+    link on the way (its owner can replace a link it does not own)."""
     for path in paths:
         v = verdict(path, uid)
         if not v.safe:
             return v
+        for link in _links(os.path.abspath(os.path.expanduser(path))):
+            v = verdict(os.path.dirname(link.path), uid)
+            if not v.safe:
+                return v
     return None
 
 
@@ -494,7 +500,7 @@ def program_verdict(argv: list, env: Optional[Mapping] = None, uid: Optional[int
     inner = _shebang(found)
     if not inner and is_python(found):  # a script named python* is judged as the script it is
         return interpreter_verdict(found, uid, env)
-    v = verdict(found, uid)
+    v = _first_unsafe([found], uid) or verdict(found, uid)
     if not v.safe or depth >= _SHEBANG_DEPTH:
         return v
     if inner and os.path.basename(inner[0]) == "env":

@@ -193,6 +193,9 @@ def test_a_link_another_user_owns_is_not_followed_into_a_start(box):
     _nobody("ln", "-s", sys.executable, str(link_dir / "python3"))
     done = _flexdoctor("facts", "--python", str(link_dir / "python3"))
     assert done.returncode == 2 and f"the symbolic link {link_dir}/python3 is owned by uid {NOBODY}" in done.stderr
+    os.symlink(sys.executable, link_dir / "python")  # root's own link, in a folder uid 65534 can change
+    done = _flexdoctor("facts", "--python", str(link_dir / "python"))
+    assert done.returncode == 2 and f"{link_dir} is owned by uid {NOBODY}, not root" in done.stderr
 
 
 @needs_root
