@@ -193,6 +193,41 @@ def test_npd_plugin_as_root_runs_the_check_as_nobody(public):
     assert done.returncode == 1 and done.stdout.startswith(f"flexdoctor: FD999 uid-{NOBODY}: m"), done.stdout
 
 
+def _fake_kubectl(folder: Path) -> Path:
+    """kubectl replaced by a script answering the three calls collect-reports.sh makes."""
+    fake = folder / "kubectl"
+    fake.write_text("""#!/bin/bash
+case "$*" in
+  *" wait "*) exit 0 ;;
+  "get nodes"*) printf 'gpu1\\n' ;;
+  *"get pods"*) printf 'pod-a gpu1\\npod-b ../../escaped\\npod-c .hidden\\n' ;;
+  *"logs pod-"*) echo '{"from": "'"${@: -1}"'"}' ;;
+esac
+""")
+    fake.chmod(0o755)
+    return fake
+
+
+def test_collect_reports_keeps_its_files_in_a_private_folder_named_by_node_names(tmp_path):
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    _fake_kubectl(bin_dir)
+    merge = _fake_flexdoctor(bin_dir, 0, text="merged")
+    env = {**ENV, "PATH": f"{bin_dir}{os.pathsep}{os.environ['PATH']}", "FLEXDOCTOR": str(merge)}
+    shared = tmp_path / "shared"
+    shared.mkdir()
+    shared.chmod(0o777)
+    done = subprocess.run(["bash", str(K8S / "collect-reports.sh"), "flexdoctor-fleet", str(shared)], env=env,
+                          capture_output=True, text=True, timeout=60)
+    assert done.returncode == 2 and "no one else can write" in done.stderr and os.listdir(shared) == []
+    reports = tmp_path / "a" / "b" / "reports"
+    done = subprocess.run(["bash", str(K8S / "collect-reports.sh"), "flexdoctor-fleet", str(reports)], env=env,
+                          capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stderr
+    assert sorted(os.listdir(reports)) == ["expected-nodes.txt", "gpu1.json"]
+    assert stat.S_IMODE(reports.stat().st_mode) == 0o700 and not (tmp_path / "a" / "escaped.json").exists()
+
+
 # ------------------------------------------------------------------------- Slurm, scontrol recorded
 
 
