@@ -9,6 +9,7 @@ stops flexdoctor (a signal, a time box, or a normal end) and asserts that none o
 
 from __future__ import annotations
 
+import functools
 import os
 import signal
 import subprocess
@@ -65,9 +66,13 @@ class Sandbox:
                    FD_TEST_MODE=mode, CI="1", FLEXDOCTOR_LANG="en")
         return env
 
-    def start(self, *args: str, mode: str = "sleep") -> subprocess.Popen:
+    def start(self, *args: str, mode: str = "sleep", nohup: bool = False) -> subprocess.Popen:
+        """flexdoctor with SIGINT, SIGTERM and SIGHUP at their defaults (``nohup``: SIGHUP ignored,
+        as nohup(1) starts it), whatever this test process inherited: under nohup or a CI agent
+        that ignores SIGHUP, an ignored signal would stay ignored across exec (POSIX)."""
         return subprocess.Popen([sys.executable, "-m", "flexdoctor", *args], cwd=self.root, env=self.env(mode),
-                                stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+                                stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                                preexec_fn=functools.partial(_signals_as_started, nohup))
 
     def pids(self) -> list:
         found = [int(x) for x in self.pid_file.read_text().split()]
@@ -91,6 +96,12 @@ class Sandbox:
                 os.kill(pid, signal.SIGKILL)
             except OSError:
                 pass
+
+
+def _signals_as_started(nohup: bool) -> None:
+    for signum in (signal.SIGINT, signal.SIGTERM):
+        signal.signal(signum, signal.SIG_DFL)
+    signal.signal(signal.SIGHUP, signal.SIG_IGN if nohup else signal.SIG_DFL)
 
 
 def _alive(pid: int) -> bool:
@@ -147,6 +158,20 @@ def test_a_signal_leaves_no_process_behind(sandbox, command, signame):
     assert "Traceback" not in err
     last = err.strip().splitlines()[-1]
     assert last.startswith("flexdoctor: interrupted" if signum == signal.SIGINT else f"flexdoctor: stopped by {signame}")
+
+
+def test_under_nohup_a_hangup_does_not_stop_flexdoctor(sandbox):
+    """nohup(1) ignores SIGHUP so that the command outlives its terminal; flexdoctor keeps that
+    choice (worker.lifetime.own_signals leaves an ignored signal ignored) and still ends everything
+    it started on SIGTERM."""
+    proc = sandbox.start("check", "--format", "json", nohup=True)
+    sandbox.wait_for(3, proc)
+    proc.send_signal(signal.SIGHUP)
+    time.sleep(1.0)
+    assert proc.poll() is None, proc.communicate()
+    proc.send_signal(signal.SIGTERM)
+    out, err = proc.communicate(timeout=60)
+    assert _settle(sandbox) == [] and proc.returncode == 128 + signal.SIGTERM, err
 
 
 def test_a_time_box_leaves_no_process_behind(sandbox):

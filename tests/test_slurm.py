@@ -8,6 +8,17 @@ What it proves: the documented `srun --output 'DIR/%N.json'` spelling writes one
 contrib/slurm/flexdoctor-node-check drains a node whose static check fails (this machine has no
 GPU, so `--profile gpu` fails FD101), with the failing checks as the reason, resumes it when it
 passes again, and as a Prolog keeps the job off the node.
+
+And that root does only what needs root (issue 20, items 2 and 3): slurmd runs the script as root,
+the script runs flexdoctor as nobody (uid 65534); a real second uid plants a .pth in the training
+venv (it runs only as nobody, never as root), links and a FIFO in the report folder (no root-owned
+file is truncated or overwritten, nothing hangs); flexdoctor failing to run (exit 2, no private
+folder) drains nothing, a real failure drains with the reason.
+
+The check runs as nobody, so the Python running these tests must be one every user can read (not
+one under a private /root): they skip otherwise. Recorded run (Debian 12, Slurm 22.05.8, root,
+/opt/fd-e2e/bin/python = Debian's python3.11 venv with torch 2.13.0+cpu):
+benchmarks/results/slurm-root-guard.txt.
 """
 
 from __future__ import annotations
@@ -16,8 +27,10 @@ import json
 import os
 import shutil
 import socket
+import stat
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -32,6 +45,13 @@ if not all(shutil.which(x) for x in NEEDED):
     pytest.skip("Slurm is not installed (apt-get install slurm-wlm munge)", allow_module_level=True)
 if os.geteuid() != 0:
     pytest.skip("a private slurmctld/slurmd runs as root only", allow_module_level=True)
+NOBODY = 65534
+AS_NOBODY = ["setpriv", f"--reuid={NOBODY}", f"--regid={NOBODY}", "--clear-groups"]
+_PROBE = subprocess.run(AS_NOBODY + [sys.executable, "-c", "import flexdoctor, typer"], cwd="/", capture_output=True,
+                        env=dict(os.environ, PYTHONPATH=str(ROOT)), timeout=60) if shutil.which("setpriv") else None
+if _PROBE is None or _PROBE.returncode:
+    pytest.skip(f"the node check runs flexdoctor as nobody (uid {NOBODY}), who cannot run {sys.executable} here: "
+                "run these tests with a Python every user can read", allow_module_level=True)
 
 
 def _free_ports(n: int) -> list:
@@ -261,3 +281,129 @@ def test_preflight_batch_script(cluster, tmp_path):
     assert bad.returncode != 0  # --profile gpu on a machine without a GPU
     assert (tmp_path / "bad" / "exclude.txt").read_text() == f"{cluster.node}\n"
     assert f"keep out: {cluster.node}" in out
+
+
+# ------------------------------------------------------------------------ root does only scontrol
+
+
+@pytest.fixture
+def public():
+    """A folder root owns that every user can read (uid 65534 reaches what we hand it)."""
+    path = Path(tempfile.mkdtemp(prefix="fd-slurm-"))
+    path.chmod(0o755)
+    yield path
+    shutil.rmtree(path, ignore_errors=True)
+
+
+def _drained(cluster) -> bool:
+    return "DRAIN" in cluster.node_line()
+
+
+def _resume(cluster) -> None:
+    cluster.sh("scontrol", "update", f"nodename={cluster.node}", "state=resume")
+
+
+def test_health_check_runs_flexdoctor_as_nobody_and_a_real_failure_drains(cluster, public):
+    seen = public / "uids"
+    seen.mkdir(mode=0o777)
+    seen.chmod(0o777)
+    wrapper = public / "flexdoctor"
+    wrapper.write_text(f'#!/bin/sh\nid -u >> {seen}/uid\nexec "{sys.executable}" -m flexdoctor "$@"\n')
+    wrapper.chmod(0o755)
+    try:
+        done = cluster.sh(str(SCRIPT), env={"FLEXDOCTOR": str(wrapper), "FLEXDOCTOR_MODE": "healthcheck"})
+        _log("flexdoctor-node-check as root (--profile gpu, no GPU here)", done)
+        assert (seen / "uid").read_text() == f"{NOBODY}\n"
+        line = cluster.node_line()
+        print(line)
+        assert "DRAIN" in line and "Reason=flexdoctor: FD101 gpu-present" in line
+    finally:
+        _resume(cluster)
+
+
+def test_a_pth_planted_in_the_training_venv_never_runs_as_root(cluster, public):
+    venv = public / "train"
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", "--system-site-packages", str(venv)], check=True)
+    site = next(venv.glob("lib/python3*/site-packages"))
+    os.chown(site, NOBODY, NOBODY)
+    seen = public / "uids"
+    seen.mkdir(mode=0o777)
+    seen.chmod(0o777)
+    line = f"import os; open({str(seen / 'uid')!r}, 'a').write('%d\\n' % os.geteuid())"
+    subprocess.run(AS_NOBODY + ["sh", "-c", f"printf '%s\\n' \"$0\" > {site}/zz-planted.pth", line], check=True)
+    # (a venv of a venv has no torch: judge only what passes without it)
+    env = {"FLEXDOCTOR": f"{sys.executable} -m flexdoctor", "FLEXDOCTOR_MODE": "healthcheck",
+           "FLEXDOCTOR_PYTHON": str(venv / "bin" / "python"), "FLEXDOCTOR_ARGS": "--static --profile default --only FD101"}
+    try:
+        done = cluster.sh(str(SCRIPT), env=env)
+        _log("flexdoctor-node-check as root, FLEXDOCTOR_PYTHON = a venv uid 65534 can write", done)
+        uids = (seen / "uid").read_text().split()
+        print("the planted .pth ran as uid:", uids)
+        assert uids and set(uids) == {str(NOBODY)}  # it ran, as nobody: never as root
+        assert not _drained(cluster)
+    finally:
+        _resume(cluster)
+
+
+def test_flexdoctor_not_running_never_drains(cluster, public):
+    _resume(cluster)
+    for env, why in (({"FLEXDOCTOR_ARGS": "--no-such-option"}, "exit 2"),
+                     ({"TMPDIR": str(public / "gone")}, "no private temporary folder"),
+                     ({"FLEXDOCTOR": "/nonexistent/flexdoctor"}, "exit 127"),
+                     ({"FLEXDOCTOR_USER": "job", "SLURM_JOB_USER": "root"}, "no unprivileged user")):
+        done = cluster.sh(str(SCRIPT), env={"FLEXDOCTOR": f"{sys.executable} -m flexdoctor",
+                                            "FLEXDOCTOR_MODE": "healthcheck", **env})
+        _log(f"flexdoctor-node-check ({why})", done)
+        assert done.returncode == 0 and why in done.stderr and "node left as it is" in done.stderr
+        assert not _drained(cluster), cluster.node_line()
+
+
+def test_links_and_fifos_in_a_users_report_folder_touch_no_root_file(cluster, public):
+    victim = public / "root-only"
+    victim.write_text("secret\n")
+    victim.chmod(0o600)
+    theirs = public / "reports"
+    theirs.mkdir()
+    os.chown(theirs, NOBODY, NOBODY)
+    subprocess.run(AS_NOBODY + ["ln", "-s", str(victim), f"{theirs}/{cluster.node}.json"], check=True)
+    subprocess.run(AS_NOBODY + ["mkfifo", f"{theirs}/.{cluster.node}.json.fifo"], check=True)
+    env = {"FLEXDOCTOR": f"{sys.executable} -m flexdoctor", "FLEXDOCTOR_MODE": "healthcheck",
+           "FLEXDOCTOR_ARGS": "--static --profile default --skip FD5", "FLEXDOCTOR_REPORT_DIR": str(theirs)}
+    t0 = time.monotonic()
+    done = cluster.sh(str(SCRIPT), env=env, timeout=60)
+    _log("flexdoctor-node-check, FLEXDOCTOR_REPORT_DIR owned by uid 65534 with a planted link", done)
+    assert time.monotonic() - t0 < 55 and "report not kept" in done.stderr
+    assert victim.read_text() == "secret\n" and stat.S_IMODE(victim.stat().st_mode) == 0o600
+    assert os.readlink(theirs / f"{cluster.node}.json") == str(victim)
+    ours = public / "ours"
+    ours.mkdir()
+    cluster.sh(str(SCRIPT), env={**env, "FLEXDOCTOR_REPORT_DIR": str(ours)})
+    report = json.loads((ours / f"{cluster.node}.json").read_text())
+    assert report["facts"]["host"]["scheduler"].get("SLURMD_NODENAME", cluster.node) == cluster.node
+
+
+def test_prolog_as_root_runs_the_check_as_nobody(cluster, public):
+    seen = public / "uids"
+    seen.mkdir(mode=0o777)
+    seen.chmod(0o777)
+    wrapper = public / "flexdoctor"
+    wrapper.write_text(f'#!/bin/sh\nid -u >> {seen}/uid\nexec "{sys.executable}" -m flexdoctor "$@"\n')
+    wrapper.chmod(0o755)
+    prolog = public / "prolog"
+    prolog.write_text(f"""#!/bin/bash
+export PYTHONPATH={ROOT} FLEXDOCTOR={wrapper} FLEXDOCTOR_ARGS="--static --profile default --skip FD5"
+exec {SCRIPT}
+""")
+    prolog.chmod(0o755)
+    cluster.write_conf(f"Prolog={prolog}\nPrologEpilogTimeout=60\nPrologFlags=Alloc\n")
+    try:
+        assert cluster.sh("scontrol", "reconfigure").returncode == 0
+        time.sleep(2)
+        done = cluster.sh("srun", "--nodes=1", "hostname", timeout=90)
+        _log("srun hostname (Prolog=flexdoctor-node-check, passing)", done)
+        assert done.returncode == 0 and cluster.node in done.stdout
+        assert (seen / "uid").read_text().split() == [str(NOBODY)]
+    finally:
+        cluster.write_conf()
+        cluster.sh("scontrol", "reconfigure")
+        _resume(cluster)

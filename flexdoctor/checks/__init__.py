@@ -43,51 +43,98 @@ def _maybe_declared(group: str = GROUP) -> bool:
     import of importlib.metadata and the parsing of every installed distribution's metadata (a
     third of ``check --static``). False only when sure: a zip on the path, or a finder of
     distributions other than the standard one, answers True and importlib.metadata decides."""
-    import os
     import sys
     from importlib.machinery import PathFinder
 
     if any(hasattr(f, "find_distributions") and f is not PathFinder for f in sys.meta_path):
         return True
-    needle = f"[{group}]"
     for entry in sys.path:
-        root = entry or "."
-        try:
-            names = os.listdir(root)
-        except NotADirectoryError:
-            return True  # a zip or egg file: importlib.metadata reads inside it
-        except OSError:
-            continue
-        egg = os.path.basename(root).lower().endswith(".egg")
-        for name in names:
-            low = name.lower()
-            if low.endswith((".dist-info", ".egg-info")) or (egg and low == "egg-info"):
-                try:
-                    with open(os.path.join(root, name, "entry_points.txt"), encoding="utf-8",
-                              errors="replace") as f:
-                        if needle in f.read():
-                            return True
-                except OSError:
-                    continue
+        found = _declaring(entry, group)
+        if found is None or found:
+            return True
     return False
+
+
+def _declaring(entry: str, group: str = GROUP) -> Optional[list]:
+    """The metadata folders in the ``sys.path`` folder ``entry`` whose entry_points.txt names
+    ``group`` (read as data, never blocking on a FIFO); None for a zip or egg file on the path."""
+    import os
+
+    from ..safety import read_small
+
+    root = entry or "."
+    try:
+        names = os.listdir(root)
+    except NotADirectoryError:
+        return None  # a zip or egg file: importlib.metadata reads inside it
+    except OSError:
+        return []
+    egg = os.path.basename(root).lower().endswith(".egg")
+    needle = f"[{group}]"
+    found = []
+    for name in names:
+        low = name.lower()
+        if low.endswith((".dist-info", ".egg-info")) or (egg and low == "egg-info"):
+            text = read_small(os.path.join(root, name, "entry_points.txt"))
+            if text is not None and needle in text:
+                found.append(os.path.join(root, name))
+    return found
+
+
+def _entry_points(root: bool) -> tuple:
+    """(the entry points of the group, problems). As root only from the ``sys.path`` folders the
+    ownership walk passes: from any other nothing is loaded, and each declaration there is named."""
+    from importlib.metadata import distributions, entry_points
+
+    if not root:
+        try:
+            return list(entry_points(group=GROUP)), []
+        except TypeError:  # Python 3.9
+            return list(entry_points().get(GROUP, [])), []
+    import os
+    import sys
+
+    from .. import safety
+    from ..text import t
+
+    safe, problems = [], []
+    for entry in sys.path:
+        v = safety.verdict(os.path.abspath(entry or "."))
+        if v.safe:
+            safe.append(entry)
+            continue
+        for meta in _declaring(entry) or ():
+            problems.append(PluginProblem(os.path.basename(meta), t("plugin-load.root_refused", target=meta,
+                                                                    why=safety.describe(v))))
+    return [ep for dist in distributions(path=safe) for ep in dist.entry_points if ep.group == GROUP], problems
+
+
+def _root_refusal(ep) -> Optional[str]:
+    """As root, why ``ep`` must not be loaded (a non-root user can change its files), or None."""
+    from .. import safety
+    from ..text import t
+
+    dist_path = getattr(getattr(ep, "dist", None), "_path", None)
+    v = safety.module_verdict(ep.module, extra=(str(dist_path),) if dist_path else (), uid=safety.ROOT_UID)
+    return None if v.safe else t("plugin-load.root_refused", target=ep.value, why=safety.describe(v))
 
 
 def plugins() -> tuple[list[CheckSpec], list[PluginProblem]]:
     if not _maybe_declared():
         return [], []
-    from importlib.metadata import entry_points
-
+    from .. import safety
     from ..text import t
     from . import base
 
     found: list[CheckSpec] = []
-    problems: list[PluginProblem] = []
-    try:
-        eps = entry_points(group=GROUP)
-    except TypeError:  # Python 3.9
-        eps = entry_points().get(GROUP, [])
+    root = safety.current_uid() == safety.ROOT_UID
+    eps, problems = _entry_points(root)
     taken = {s.id for s in builtin()}
     for ep in eps:
+        refusal = _root_refusal(ep) if root else None
+        if refusal:
+            problems.append(PluginProblem(ep.name, refusal))
+            continue
         before = len(base._DECLARED)
         try:
             obj = ep.load()

@@ -69,6 +69,7 @@ def main_callback(
     lang: LangOption = None,
 ) -> None:
     """Doctor and CI preflight for GPU attention kernels."""
+    _root_guard()  # also when the app runs without main() (typer's CliRunner)
     _choose_language(lang)
 
 
@@ -176,6 +177,7 @@ def main() -> None:
 
     stdout = _streams.guard()
     lifetime.own_signals()
+    _root_guard()
     try:
         try:
             code = _invoke()
@@ -194,6 +196,17 @@ def main() -> None:
         _say(_t("exit.output_failed", error=stdout.error.strerror or stdout.error))
         code = EXIT_USAGE
     _exit(code)
+
+
+def _root_guard() -> None:
+    """As root, every process start first asks flexdoctor.safety (cli/_root.py): installed before
+    anything can start, the probes _prefetch starts included."""
+    import os
+
+    if getattr(os, "geteuid", lambda: None)() == 0:
+        from ._root import install
+
+        install()
 
 
 def _settle() -> None:

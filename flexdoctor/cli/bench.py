@@ -22,6 +22,7 @@ from ..cliutil import usage_error as _usage_error
 from ..cliutil import write as _write
 from ..text import t
 from ..workload import DTYPES, WorkloadError
+from ._root import require_safe_python
 from ._common import renamed, require_worker_python
 
 
@@ -115,6 +116,7 @@ def bench(
     if heads % kv:
         raise _usage_error(t("cli.error.kv_heads", kv=kv, heads=heads))
     target = resolve_python(python)
+    require_safe_python(target)  # as root: nothing a non-root user can change is started
     require_worker_python(python, target)
     if not dtypes:
         dtypes = ["float32"] if device == "cpu" else ["bfloat16"]

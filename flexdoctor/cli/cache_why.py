@@ -16,6 +16,7 @@ from ..cliutil import check_output as _check_output
 from ..cliutil import usage_error as _usage_error
 from ..cliutil import write as _write
 from ._common import OutputOpt
+from ._root import require_safe_command
 from ._safety import guard_cache_dirs
 
 # Everything after the first word of the command is the command's own: `-- CMD ARGS...`.
@@ -73,6 +74,7 @@ def why(
     # The command compiles into this cache and loads code from it: the same rule as warm-cache
     # (FD504's verdict, exit 2 when another user can write there; a missing dir is made 0700).
     guard_cache_dirs(root, env)
+    require_safe_command(argv, env)  # as root: not a program (or Python) a non-root user can change
     if keep_trace is not None and keep_trace.exists() and not keep_trace.is_dir():
         raise _usage_error(t("cli.error.not_a_dir", what=f"--keep-trace {keep_trace}"))
     typer.echo(t("why.running", command=" ".join(argv), path=root), err=True)

@@ -15,6 +15,7 @@ from ..cliutil import usage_error as _usage_error
 from ..cliutil import check_output as _check_output
 from ..cliutil import write as _write
 from ..text import t
+from ._root import require_safe_python
 from ._common import (OldProjectOpt, OutputOpt, ProjectOpt, PythonOpt, StaticOpt, _attach_project, _color,
                       _gather, _load_facts, _project, _require_interpreter, _settings, gathering, preload, renamed)
 
@@ -82,6 +83,8 @@ def check(
     except ValueError:
         raise _usage_error(t("cli.error.format", value=fmt, choices=", ".join(f.value for f in Format)))
     early = warm = None
+    if from_facts is None:  # as root: nothing a non-root user can change is started (exit 2, or files only)
+        require_safe_python(_resolve_python(python), files_ok=static)
     if from_facts is None and not deep and project_file is None and old_config is None:
         # Probing only reads the machine: it runs while the checks and settings load below.
         early = gathering(_resolve_python(python), static)

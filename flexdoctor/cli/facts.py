@@ -13,6 +13,7 @@ from ..cliutil import usage_error as _usage_error
 from ..cliutil import check_output as _check_output
 from ..cliutil import write as _write
 from ..text import t
+from ._root import require_safe_python
 from ._common import OldProjectOpt, OutputOpt, PythonOpt, StaticOpt, _gather, _project, _require_interpreter, renamed
 
 
@@ -43,6 +44,7 @@ def facts(
     target = _resolve_python(python)
     if deep and static:
         raise _usage_error(t("cli.error.deep_facts"))
+    require_safe_python(target, files_ok=static)  # as root: exit 2, or judged from its files only
     flag = "--config" if old_config is not None else "--project"
     project_file = renamed(project_file, old_config, "--project", "--config")
     project = _project(project_file, flag) if project_file is not None else None

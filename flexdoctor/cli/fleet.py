@@ -224,6 +224,7 @@ def gather(
     from .. import policy
     from ..cliutil import resolve_python
     from ..fleet import gather as gather_mod
+    from ._root import require_safe_python
 
     _renderer(fmt)
     if backend not in ("auto", "nccl", "gloo"):
@@ -238,6 +239,7 @@ def gather(
         if reports_dir is not None and not reports_dir.is_dir():
             raise _usage_error(t("fleet.cli.no_such_dir", what=f"--reports-dir {reports_dir}"))
     target = resolve_python(python)
+    require_safe_python(target, files_ok=static)  # as root: exit 2, or judged from its files only
     try:
         node_settings = _check_settings(profile, settings_file)
     except policy.ConfigError as exc:

@@ -21,6 +21,7 @@ from typing_extensions import Annotated
 from ..cliutil import resolve_python
 from ..cliutil import split as _split
 from ..cliutil import usage_error as _usage_error
+from ._root import require_safe_command, require_safe_python
 from ._common import _color, _console, _interactive, renamed, require_worker_python
 from ._safety import guard_cache_dirs
 
@@ -217,6 +218,9 @@ def warm_cache(
     if sha256 is not None and import_ is None:
         raise _usage_error(t("warm-bundle.sha256_needs_import"))
     target = resolve_python(python)
+    require_safe_python(target)  # as root: nothing a non-root user can change is started
+    if run:
+        require_safe_command(shlex.split(run))
     require_worker_python(python, target)
     req = _request(
         _split(preset), {"dtype": _split(dtype), "head_dim": _split(head_dim), "seq_len": _split(seq_len),

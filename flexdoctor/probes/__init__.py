@@ -69,7 +69,7 @@ def gather(
     specs: dict[str, Callable[[], Any]] = {
         "host": host.probe,
         "gpu": gpu.probe,
-        "interp": lambda: interp.probe(python, timeout=limits["interp"]),
+        "interp": lambda: interp.observe(python, timeout=limits["interp"]),
         "toolchain": toolchain.probe,
         "cache": cache.probe,
     }
@@ -114,8 +114,8 @@ def gather(
         if on_done is not None:
             on_done(job.name)
     values = {job.name: job.value for job in jobs}
-    py, torch = values["interp"] if isinstance(values["interp"], tuple) else (values["interp"],) * 2
-    runtime_value = values.get("torch_runtime") or ProbeError.because("runtime_skipped", kind="skipped")
+    py, torch, not_started = values["interp"] if isinstance(values["interp"], tuple) else (values["interp"],) * 2 + (None,)
+    runtime_value = values.get("torch_runtime") or _not_run(python, not_started)
     return Facts(
         host=values["host"],
         gpu=values["gpu"],
@@ -131,3 +131,11 @@ def gather(
         collected_at=_dt.datetime.now(_dt.timezone.utc).replace(microsecond=0).isoformat(),
         flexdoctor_version=__version__,
     )
+
+
+def _not_run(python: str, not_started: Optional[str]) -> ProbeError:
+    """Why there are no torch runtime facts: --static, or (as root) the interpreter was not started
+    (``not_started``: why, from ``interp.observe``)."""
+    if not_started:
+        return ProbeError.because("root_files_only", kind="skipped", python=python, why=not_started)
+    return ProbeError.because("runtime_skipped", kind="skipped")

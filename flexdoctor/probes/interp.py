@@ -15,6 +15,21 @@ SCRIPT = script("_interp_probe.py")
 
 def probe(python: str, timeout: float = 15.0) -> tuple[PythonFacts | ProbeError, TorchStaticFacts | ProbeError | None]:
     """Returns (python facts, torch facts); torch is None when torch is not installed."""
+    return observe(python, timeout)[:2]
+
+
+def observe(python: str, timeout: float = 15.0) -> tuple:
+    """``probe``'s two answers and why the interpreter was not started (None when it was): running
+    as root, one a non-root user can change is read from its files only (``read_files``)."""
+    from .. import safety
+
+    refusal = safety.root_refusal([python])
+    if refusal is not None:
+        return read_files(python, refusal)
+    return (*_started(python, timeout), None)
+
+
+def _started(python: str, timeout: float) -> tuple:
     if _same_interpreter(python):
         # The script is stdlib-only and imports nothing it reports on, so running it here
         # gives the same answer as a subprocess, ~0.1 s sooner.
@@ -31,6 +46,23 @@ def probe(python: str, timeout: float = 15.0) -> tuple[PythonFacts | ProbeError,
                                  program=f"{python} {SCRIPT.name}")
         return bad, bad
     return _parse(data)
+
+
+def read_files(python: str, refusal) -> tuple:
+    """What ``probe`` says, for an interpreter that is not started (``refusal``: the safety Verdict
+    why not): its layout and metadata read from its files, never executed. A third item says why
+    it was not started (English: ``probes.gather`` puts it in the runtime facts)."""
+    from .. import safety
+    from ..worker import _interp_probe
+
+    why = safety.describe(refusal, english=True)
+    layout = safety.interpreter_layout(python)
+    if layout is None:
+        err = ProbeError.because("root_not_started", kind="error", python=python, why=why)
+        return err, err, why
+    data = _interp_probe.collect_files(os.path.abspath(python), layout.full_version or layout.version,
+                                       list(layout.path), layout.include_dir)
+    return (*_parse(data), why)
 
 
 # Every Python answers this, 2.x included (no f-string, no print function).

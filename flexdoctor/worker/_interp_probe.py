@@ -5,6 +5,7 @@
 import ast
 import os
 import re
+import stat
 import sys
 import sysconfig
 
@@ -66,24 +67,28 @@ class _Dists(object):
     an empty one counts as missing) and parsed as email's compat32 parser does (``_parse_headers``).
     A missing distribution raises LookupError, unreadable metadata an exception: as importlib."""
 
-    def __init__(self):
+    def __init__(self, path=None, fallback=True):
+        # path: the folders to read (default sys.path); fallback: ask importlib.metadata about the
+        # rare metadata it words differently per Python (never for an interpreter not started).
         self._index = None
+        self._path = sys.path if path is None else path
+        self._fallback = fallback
 
     def _find(self, name):
         if self._index is None:
-            self._index = self._scan()
+            self._index = self._scan(self._path)
         found = self._index.get(_normalize(name))
         if found is None:
             raise LookupError(name)
         return found
 
     @staticmethod
-    def _scan():
+    def _scan(path):
         """Normalized name -> its metadata path, each ``sys.path`` folder listed once: the first
         folder that has the name wins, and in a folder a ``.dist-info``/``.egg-info`` (the first
         listed) wins over an ``.egg``'s EGG-INFO, as in importlib.metadata's ``Lookup.search``."""
         index = {}
-        for entry in sys.path:
+        for entry in path:
             try:
                 names = os.listdir(entry or ".")
             except OSError:
@@ -105,30 +110,46 @@ class _Dists(object):
         info = self._find(name)
         for meta in ("METADATA", "PKG-INFO", ""):
             path = os.path.join(info, meta) if meta else info
-            try:
-                with open(path, encoding="utf-8") as fh:  # strict, as importlib's read_text
-                    text = fh.read()
-            except (FileNotFoundError, IsADirectoryError, NotADirectoryError, PermissionError):
-                continue
+            text = _read_text(path, strict=True)  # strict UTF-8, as importlib's read_text
             if text:
                 return _parse_headers(text)
         return []
 
     def version(self, name):
         found = [value for key, value in self._headers(name) if key == "version"]
-        if any("\n" in value for value in found):
+        if any("\n" in value for value in found) and self._fallback:
             return _importlib().version(name)  # a folded value: re-indented differently per Python
         return found[0] if found else None
 
     def requires(self, name):
         found = [value for key, value in self._headers(name) if key == "requires-dist"]
-        if any("\n" in value for value in found) or (
-                not found and os.path.isfile(os.path.join(self._find(name), "requires.txt"))):
+        if self._fallback and (any("\n" in value for value in found) or (
+                not found and os.path.isfile(os.path.join(self._find(name), "requires.txt")))):
             return _importlib().requires(name)  # folded, or an egg-info's requires.txt (converted)
         return found or None
 
     def distribution(self, name):
         return _Located(os.path.dirname(self._find(name)))
+
+
+def _read_text(path, strict=False, cap=1 << 22):
+    """A regular file's text, or None: opened without blocking (a FIFO planted where metadata
+    should be never hangs the probe), at most ``cap`` bytes (4 MiB). ``strict``: undecodable
+    UTF-8 raises, as importlib.metadata's read_text does."""
+    flags = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOCTTY", 0)
+    try:
+        fd = os.open(path, flags)
+    except OSError:
+        return None
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            return None
+        data = os.read(fd, cap)
+    except OSError:
+        return None
+    finally:
+        os.close(fd)
+    return data.decode("utf-8", "strict" if strict else "replace")
 
 
 def _importlib():
@@ -185,9 +206,8 @@ def _version_py(md):
         return None, {}
     values = {}
     try:
-        with open(path, encoding="utf-8", errors="replace") as fh:
-            tree = ast.parse(fh.read())
-    except (OSError, SyntaxError, ValueError):
+        tree = ast.parse(_read_text(path) or "")
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
         return os.path.dirname(path), values
     for node in tree.body:
         target = None
@@ -205,11 +225,23 @@ def _version_py(md):
 
 def collect():
     include = sysconfig.get_paths().get("include")
+    return _report(sys.executable, "%d.%d.%d" % sys.version_info[:3], sys.implementation.name, include,
+                   _metadata())
+
+
+def collect_files(executable, version, path, include):
+    """What ``collect`` says, for a CPython that is NOT started (flexdoctor runs as root and a
+    non-root user can change what it would run): ``version`` and ``path`` (its sys.path folders)
+    come from its files (flexdoctor.safety.interpreter_layout); metadata is read, never run."""
+    return _report(executable, version, "cpython", include, _Dists(path, fallback=False))
+
+
+def _report(executable, version, implementation, include, md):
     out = {
         "python": {
-            "executable": sys.executable,
-            "version": "%d.%d.%d" % sys.version_info[:3],
-            "implementation": sys.implementation.name,
+            "executable": executable,
+            "version": version,
+            "implementation": implementation,
             "platform": sys.platform,
             "include_dir": include,
             "python_h": bool(include) and os.path.isfile(os.path.join(include, "Python.h")),
@@ -217,7 +249,6 @@ def collect():
         },
         "torch": None,
     }
-    md = _metadata()
     if md is not None:
         for name in PACKAGES:
             try:

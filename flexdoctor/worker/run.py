@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import collections
 import json
+import os
 import signal
 import subprocess
 import threading
@@ -27,6 +28,16 @@ from ._wire import PART, RESULT, STAGE
 
 DRAIN_S = 2.0  # after the process ended: how long its output may still take to arrive
 
+# The question every start asks first: ``gate(argv, env)`` -> None (start it) or one line saying
+# why not. worker/ imports nothing of flexdoctor, so the answer comes from above: the CLI entry
+# installs flexdoctor.safety's root guard (as root, nothing a non-root user can change is started).
+_GATE: dict = {"gate": None}
+
+
+def set_gate(gate: Optional[Callable[[list, dict], Optional[str]]]) -> None:
+    """Install (or with None remove) the question every ``start`` asks before starting."""
+    _GATE["gate"] = gate
+
 
 @dataclass(frozen=True)
 class Completed:
@@ -36,6 +47,7 @@ class Completed:
     timed_out: bool = False
     start_error: Optional[str] = None
     start_errno: Optional[int] = None  # errno.ENOENT: no such program
+    refused: bool = False  # the gate refused to start it (start_error says why)
 
     @property
     def signal_name(self) -> Optional[str]:
@@ -101,11 +113,24 @@ class Child:
                          timed_out=timed_out)
 
 
+def _ask_gate(argv: Sequence[str], env: Optional[dict]) -> Optional[str]:
+    gate = _GATE["gate"]
+    if gate is None:
+        return None
+    try:
+        return gate(list(argv), dict(os.environ if env is None else env))
+    except Exception as exc:  # a gate that cannot answer refuses
+        return f"{type(exc).__name__}: {exc}"
+
+
 def start(argv: Sequence[str], env: Optional[dict] = None, on_line: Optional[Callable[[str], None]] = None,
           merge_stderr: bool = False, terminal: bool = False, stdout: Optional[int] = None) -> "Child | Completed":
     """Start ``argv`` (stdin closed; ``terminal``: its output goes to flexdoctor's own stdout and
     stderr, or its stdout to the file descriptor ``stdout``). A Completed with ``start_error`` when
     it cannot start."""
+    refusal = _ask_gate(argv, env)
+    if refusal:
+        return Completed(None, "", "", start_error=refusal, refused=True)
     kw: dict = {"stdin": None if terminal else subprocess.DEVNULL}
     if terminal and stdout is not None:
         kw["stdout"] = stdout
