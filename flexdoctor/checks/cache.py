@@ -147,9 +147,32 @@ def location_verdict(loc, uid: Optional[int]) -> Optional[safety.Verdict]:
     return None
 
 
+# Folders the machine shares: their mode is never flexdoctor's to change. As root every one of
+# them is "yours", and `chmod go-w /tmp` (or /dev/shm, where NCCL keeps its shared memory) breaks
+# every other user's programs (issue 21). The fix for a cache there is a private cache dir.
+SHARED_DIRS = frozenset({"/tmp", "/var/tmp", "/dev/shm", "/run/shm", "/home", "/Users", "/private/tmp",
+                         "/private/var/tmp", "/Volumes", "/mnt", "/media", "/srv", "/opt", "/scratch"})
+SYSTEM_TREES = ("/dev/", "/proc/", "/sys/", "/run/", "/usr/", "/etc/", "/var/", "/bin/", "/sbin/", "/lib",
+                "/boot/", "/System/", "/Library/", "/private/")
+HOMES = ("/home", "/Users")
+
+
+def may_chmod(path: str, mode: Optional[int]) -> bool:
+    """Whether advising ``chmod`` on ``path`` is safe: a folder of the user's own, not one the
+    machine shares (/, any folder right under it, /tmp, /dev/shm, a system tree, a home dir
+    itself, anything with the sticky bit: the mark of a folder meant for everyone)."""
+    p = os.path.normpath(path) if path else "/"
+    if p in SHARED_DIRS or os.path.dirname(p) in ("/", *HOMES) or p == "/":
+        return False
+    if p.startswith(SYSTEM_TREES):
+        return False
+    return not (mode is not None and mode & 0o1000)
+
+
 def unsafe_fix(kind: str, verdict: safety.Verdict, uid: Optional[int]):
-    """chmod when the user owns the one offending dir (the cache itself); else move the cache."""
-    if verdict.reason == "writable-by-others" and verdict.uid == uid:
+    """chmod when the user owns the one offending dir (the cache itself) and it is not a folder
+    the machine shares (:func:`may_chmod`); else a private cache dir of the user's own."""
+    if verdict.reason == "writable-by-others" and verdict.uid == uid and may_chmod(verdict.path, verdict.mode):
         return kb.fix("cache-unsafe-permissions", path=shlex.quote(verdict.path))
     var, home = SAFE_HOME.get(kind, SAFE_HOME["inductor"])
     return kb.fix("cache-unsafe-path", var=var, dir=home)
@@ -179,9 +202,10 @@ def cache_permissions(facts: Facts) -> Finding:
     training job. The default dir /tmp/torchinductor_<user> is predictable, so on a shared
     machine another user can create it first.
 
-    How to fix: chmod go-w a cache dir you own; otherwise keep the cache under a directory only
-    you can write (mkdir -m 700, then TORCHINDUCTOR_CACHE_DIR / TRITON_CACHE_DIR /
-    PYTORCH_KERNEL_CACHE_PATH). warm-cache refuses an unsafe cache with the same fix.
+    How to fix: chmod go-w a cache dir you own and created (never a folder the machine shares:
+    /tmp, /dev/shm, /, a home dir, anything with the sticky bit); otherwise keep the cache under
+    a directory only you can write (mkdir -m 700, then TORCHINDUCTOR_CACHE_DIR / TRITON_CACHE_DIR
+    / PYTORCH_KERNEL_CACHE_PATH). warm-cache refuses an unsafe cache with the same fix.
     """
     c = _cache(facts)
     problems = []
