@@ -96,3 +96,118 @@ def test_warm_cache_refusal_as_root_never_prints_chmod_of_a_system_folder(tmp_pa
     assert "chmod" not in done.stderr and "FDE960" in done.stderr
     assert "$ mkdir -p -m 700 $HOME/.cache/torchinductor" in done.stderr
     assert os.stat(folder).st_mode == before
+
+
+# ------------------------------------------------------------------ item 3: the interpreter the user trains with
+
+
+def _fake_env(root: Path, torch: bool, name: str = "train") -> Path:
+    """A venv-shaped folder: pyvenv.cfg, bin/python (a link to this interpreter), and when
+    ``torch`` a torch distribution in its site-packages (files only: decided without running it)."""
+    env = root / name
+    site = env / "lib" / f"python{sys.version_info[0]}.{sys.version_info[1]}" / "site-packages"
+    site.mkdir(parents=True)
+    (env / "bin").mkdir()
+    (env / "bin" / "python").symlink_to(sys.executable)
+    (env / "pyvenv.cfg").write_text(f"home = {os.path.dirname(sys.executable)}\ninclude-system-site-packages = false\n")
+    if torch:
+        (site / "torch").mkdir()
+        (site / "torch" / "version.py").write_text("__version__ = '2.13.0+cpu'\n")
+        (site / "torch-2.13.0+cpu.dist-info").mkdir()
+    return env
+
+
+@pytest.fixture
+def no_run(monkeypatch):
+    """Fail if the choice ran an interpreter: files must decide."""
+    from flexdoctor.cli import _interp
+
+    def ran(exe):
+        raise AssertionError(f"ran {exe}")
+
+    monkeypatch.setattr(_interp, "_asked_torch", ran)
+    return _interp
+
+
+def test_own_interpreter_without_torch_inspects_the_active_venv(tmp_path, no_run):
+    train = _fake_env(tmp_path, torch=True)
+    env = {"VIRTUAL_ENV": str(train), "PATH": "/nonexistent"}
+    got = no_run.choose(None, environ=env, has_torch=lambda: False)
+    assert got.path == str(train / "bin" / "python") and got.why == "VIRTUAL_ENV"
+    line = no_run.note(got)
+    assert str(train / "bin" / "python") in line and "$VIRTUAL_ENV" in line and "has no torch" in line
+
+
+def test_conda_then_path_in_order_and_torchless_places_are_named(tmp_path, no_run):
+    empty = _fake_env(tmp_path, torch=False, name="empty")
+    conda = _fake_env(tmp_path, torch=True, name="conda")
+    on_path = _fake_env(tmp_path, torch=True, name="onpath")
+    env = {"VIRTUAL_ENV": str(empty), "CONDA_PREFIX": str(conda), "PATH": str(on_path / "bin")}
+    got = no_run.choose(None, environ=env, has_torch=lambda: False)
+    assert got.why == "CONDA_PREFIX" and got.path == str(conda / "bin" / "python")
+    del env["CONDA_PREFIX"]
+    got = no_run.choose(None, environ=env, has_torch=lambda: False)
+    assert got.why == "python" and got.path == str(on_path / "bin" / "python")
+    del env["PATH"]
+    got = no_run.choose(None, environ=env, has_torch=lambda: False)
+    assert got.why == "self" and got.path == sys.executable
+    assert str(empty / "bin" / "python") in no_run.note(got)
+
+
+def test_own_interpreter_with_torch_stays_the_target(tmp_path, no_run):
+    env = {"VIRTUAL_ENV": str(_fake_env(tmp_path, torch=True))}
+    got = no_run.choose(None, environ=env, has_torch=lambda: True)
+    assert got.path == sys.executable and no_run.note(got) is None
+
+
+@pytest.mark.skipif(not IS_ROOT, reason="needs a second uid to own the venv")
+def test_a_venv_another_user_can_change_is_never_picked(tmp_path, no_run):
+    train = _fake_env(tmp_path, torch=True)
+    os.chown(train, 65534, 65534)
+    os.chown(train / "bin", 65534, 65534)
+    got = no_run.choose(None, environ={"VIRTUAL_ENV": str(train), "PATH": "/nonexistent"}, has_torch=lambda: False)
+    assert got.why == "self"
+
+
+def test_python_accepts_a_venv_folder(tmp_path):
+    venv = tmp_path / "train"
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", "--system-site-packages", str(venv)], check=True)
+    done = flexdoctor("facts", "--static", "--format", "json", "--raw", "--python", str(venv))
+    assert done.returncode == 0, done.stderr
+    import json
+
+    assert json.loads(done.stdout)["python"]["executable"] == str(venv / "bin" / "python")
+    bad = flexdoctor("check", "--static", "--python", str(tmp_path))
+    assert bad.returncode == 2 and "no bin/python" in bad.stderr and "Traceback" not in bad.stderr
+
+
+_WITHOUT_TORCH = """
+import sys
+import flexdoctor.cli._interp as i
+i.own_has_torch = lambda: False  # flexdoctor installed in a venv of its own, pipx style
+from flexdoctor.cli import main
+sys.argv = ["flexdoctor"] + sys.argv[1:]
+main()
+"""
+
+
+def test_check_says_at_the_top_which_interpreter_it_inspects(tmp_path):
+    venv = tmp_path / "train"
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", "--system-site-packages", str(venv)], check=True)
+    e = {k: v for k, v in os.environ.items() if k not in ("CI", "CONDA_PREFIX")}
+    e.update(PYTHONPATH=str(ROOT), VIRTUAL_ENV=str(venv), FLEXDOCTOR_LANG="en", COLUMNS="400")
+    done = subprocess.run([sys.executable, "-c", _WITHOUT_TORCH, "check", "--static", "--only", "FD201"],
+                          capture_output=True, text=True, env=e, timeout=120)
+    first = done.stdout.splitlines()[0]
+    assert first.startswith(f"Inspecting {venv}/bin/python") and "$VIRTUAL_ENV" in first, done.stdout + done.stderr
+    assert "FD201" in done.stdout and done.returncode == 0
+
+
+def test_fd201_without_torch_names_the_interpreter_and_the_flag():
+    import dataclasses as dc
+
+    f = dc.replace(load_facts("cpu_only"), torch=None)
+    r = run_check("FD201", f)
+    assert r.message.startswith(f"no torch in {f.python.executable}; ")
+    assert "flexdoctor inspects the interpreter your training runs with: --python PATH" in r.message
+    assert "--python PATH" in r.fix.summary

@@ -29,11 +29,12 @@ def torch_installed(facts: Facts) -> Finding:
     from package metadata, without importing it).
 
     Why it matters: FlexAttention, SDPA and flash-attn all run on torch. flexdoctor inspects the
-    interpreter you name with --python (default: the one running flexdoctor); a tool installed
-    with pipx or in another venv sees a different interpreter than your training job.
+    interpreter you name with --python (an interpreter or a venv folder); without it, its own
+    interpreter when that has torch, else the first of $VIRTUAL_ENV, $CONDA_PREFIX and python on
+    PATH whose files show torch (the report's first line says which, and why).
 
-    How to fix: install torch into that interpreter from the index that matches your driver, or
-    point flexdoctor at the right one with --python.
+    How to fix: point flexdoctor at the interpreter your training runs with (--python PATH), or
+    install torch into that interpreter from the index that matches your driver.
     """
     py = require(facts.python, "python")
     if facts.torch is None:

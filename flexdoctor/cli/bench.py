@@ -16,13 +16,14 @@ from typing import List, Optional
 import typer
 from typing_extensions import Annotated
 
-from ..cliutil import EXIT_USAGE, in_ci, resolve_python
+from ..cliutil import EXIT_USAGE, in_ci
 from ..cliutil import split as _split
 from ..cliutil import usage_error as _usage_error
 from ..cliutil import write as _write
 from ..text import t
 from ..workload import DTYPES, WorkloadError
 from ._common import renamed, require_worker_python
+from ._interp import choose_for_worker
 
 
 
@@ -114,7 +115,7 @@ def bench(
     kv = kv_heads or heads
     if heads % kv:
         raise _usage_error(t("cli.error.kv_heads", kv=kv, heads=heads))
-    target = resolve_python(python)
+    target = choose_for_worker(python)
     require_worker_python(python, target)
     if not dtypes:
         dtypes = ["float32"] if device == "cpu" else ["bfloat16"]

@@ -8,11 +8,11 @@ from typing import Optional
 from typing_extensions import Annotated
 import typer
 
-from ..cliutil import resolve_python as _resolve_python
 from ..cliutil import usage_error as _usage_error
 from ..cliutil import check_output as _check_output
 from ..cliutil import write as _write
 from ..text import t
+from ._interp import choose, with_note
 from ._common import OldProjectOpt, OutputOpt, PythonOpt, StaticOpt, _gather, _project, _require_interpreter, renamed
 
 
@@ -40,7 +40,8 @@ def facts(
 
     if fmt not in ("text", "json"):
         raise _usage_error(t("cli.error.format", value=fmt, choices="text or json"))
-    target = _resolve_python(python)
+    chosen = choose(python)
+    target = chosen.path
     if deep and static:
         raise _usage_error(t("cli.error.deep_facts"))
     flag = "--config" if old_config is not None else "--project"
@@ -48,5 +49,5 @@ def facts(
     project = _project(project_file, flag) if project_file is not None else None
     gathered = _gather(target, static, progress=fmt == "text" and output is None, deep=deep, config=project)
     _require_interpreter(gathered, python)
-    _write(facts_view.render(gathered, fmt=fmt, redact=not raw), output)
+    _write(with_note(facts_view.render(gathered, fmt=fmt, redact=not raw), chosen, fmt), output)
 

@@ -16,10 +16,10 @@ from typing import List, Optional
 import typer
 from typing_extensions import Annotated
 
-from ..cliutil import resolve_python
 from ..cliutil import split as _split
 from ..cliutil import usage_error as _usage_error
 from ._common import _color, _console, _interactive, renamed, require_worker_python
+from ._interp import choose_for_worker
 from ._safety import guard_cache_dirs
 
 
@@ -175,7 +175,7 @@ def warm_cache(
         raise _usage_error(t("warm.error.jobs"))
     if timeout <= 0:
         raise _usage_error(t("warm.error.timeout"))
-    target = resolve_python(python)
+    target = choose_for_worker(python)
     require_worker_python(python, target)
     req = _request(
         _split(preset), {"dtype": _split(dtype), "head_dim": _split(head_dim), "seq_len": _split(seq_len),
