@@ -211,3 +211,144 @@ def test_fd201_without_torch_names_the_interpreter_and_the_flag():
     assert r.message.startswith(f"no torch in {f.python.executable}; ")
     assert "flexdoctor inspects the interpreter your training runs with: --python PATH" in r.message
     assert "--python PATH" in r.fix.summary
+
+
+# ------------------------------------------------------------------ item 6: commands that run, and agree
+
+
+def _warm_cache_parses(command: str) -> dict:
+    """The options `flexdoctor warm-cache` reads from a printed command, parsed by its own click
+    command (a flag it does not know fails here). The comment after `#` is not part of it."""
+    import typer.main
+
+    from flexdoctor.cli import app
+
+    argv = shlex.split(command, comments=True)
+    assert argv[:2] == ["flexdoctor", "warm-cache"], command
+    group = typer.main.get_command(app)
+    cmd = group.get_command(None, "warm-cache")
+    return cmd.make_context("warm-cache", argv[2:]).params
+
+
+def _names_configs(params: dict) -> bool:
+    """Would warm-cache find something to warm? (Its "nothing to warm" is exit 2.)"""
+    keys = ("preset", "dtype", "head_dim", "mask", "score_mod", "seq_len", "run", "import_", "warm_config")
+    return any(params.get(k) for k in keys)
+
+
+def test_no_printed_warm_cache_command_warms_nothing():
+    from flexdoctor import knowledge as kb
+
+    for entry in kb._english().values():
+        for cmd in entry.commands:
+            if cmd.startswith("flexdoctor warm-cache"):
+                assert _names_configs(_warm_cache_parses(entry.render().commands[entry.commands.index(cmd)])), \
+                    (entry.id, cmd)
+
+
+def _with_cache(machine: str, manifest=None):
+    from flexdoctor.facts import CacheFacts, CacheLocation
+
+    f = load_facts(machine)
+    loc = CacheLocation(kind="inductor", path="/home/me/.cache/torchinductor", source="TORCHINDUCTOR_CACHE_DIR",
+                        exists=True, in_temp=False, owner_uid=1000, mode=0o700)
+    return dataclasses.replace(f, cache=CacheFacts(uid=1000, inductor=loc, manifest=manifest))
+
+
+@pytest.mark.parametrize("machine", ["h100", "cpu_only"])
+def test_fd505_never_warmed_names_a_command_that_warms(machine):
+    r = run_check("FD505", _with_cache(machine))
+    quoted = [part for i, part in enumerate(r.message.split("`")) if i % 2]
+    assert quoted and all(_names_configs(_warm_cache_parses(q)) for q in quoted), r.message
+
+
+def test_fd505_stale_rewarms_exactly_what_the_manifest_recorded():
+    from flexdoctor import workload
+    from flexdoctor.facts import CacheManifest
+
+    names = ["bf16 B1 H32/8 L4096 D128 causal fwd+bwd cuda",
+             "bf16 B2 H16 L2048/4096 D64 sliding:1024 softcap:30 dynamic max-autotune fullgraph BLOCK_M=64 fwd+bwd cuda"]
+    m = CacheManifest(path="/home/me/.cache/torchinductor/flexdoctor-manifest.json", written_at="2026-01-01",
+                      fingerprint={"torch": "2.10.0+cu128", "cuda": "12.8", "triton": "3.6.0"}, configs=names)
+    r = run_check("FD505", _with_cache("h100", m))
+    assert r.status.value == "warn"
+    cmds = [c for c in r.fix.commands if c.startswith("flexdoctor warm-cache")]
+    assert len(cmds) == 2
+    for name, cmd in zip(names, cmds):
+        p = _warm_cache_parses(cmd)
+        w = workload.make(dtype=p["dtype"][0], head_dim=p["head_dim"][0], heads=p["heads"], kv_heads=p["kv_heads"],
+                          seq_len=p["seq_len"][0], kv_len=p["kv_len"], batch=p["batch"], mask=p["mask"][0],
+                          score_mod=(p["score_mod"] or ["none"])[0], device=p["device"], backward=p["backward"],
+                          mode=(p["mode"] or ["default"])[0], dynamic=bool(p["dynamic"]),
+                          fullgraph=bool(p["fullgraph"]),
+                          kernel_options=workload.parse_kernel_options(p["kernel_option"] or ()))
+        assert w.name == name
+
+
+@pytest.mark.slow
+def test_fd505_rewarm_command_really_warms_on_this_machine(tmp_path):
+    from flexdoctor.facts import CacheManifest
+
+    name = "fp32 B1 H2 L128 D16 causal fwd cpu"
+    m = CacheManifest(path=str(tmp_path / "m.json"), fingerprint={"torch": "2.12.0+cpu"}, configs=[name])
+    cmd = next(c for c in run_check("FD505", _with_cache("cpu_only", m)).fix.commands if "warm-cache" in c)
+    argv = shlex.split(cmd)[1:] + ["--cache-dir", str(tmp_path / "cache"), "--jobs", "1"]
+    done = flexdoctor(*argv, env={"HOME": str(tmp_path)}, cwd=tmp_path, timeout=600)
+    assert done.returncode == 0, done.stdout + done.stderr
+
+
+def test_extensions_profile_names_a_cuda_build_that_exists():
+    from conftest import torch_pin_of
+    from flexdoctor import policy
+
+    specs = [s for s in checks.builtin() if s.id == "FD401"]
+    report = runner.run(specs, load_facts("cpu_only"), settings=policy.Settings(profile=policy.PROFILES["extensions"]))
+    fix = report.results[0].fix
+    assert "+cpu" not in fix.summary and "torch 2.13.0" in fix.summary
+    install = [c for c in fix.commands if "pip install" in c]
+    assert len(install) == 1
+    version, variant, _ = torch_pin_of(install[0])
+    from flexdoctor import wheels
+
+    assert version == "2.13.0" and variant == wheels.table().release("2.13.0").pypi["linux-x86_64"] == "cu130"
+
+
+def test_fd402_and_fd403_export_one_cuda_home():
+    from flexdoctor.facts import CudaHome
+
+    f = load_facts("h100")
+    home = CudaHome(path="/opt/wrapper", source="nvcc", is_dir=True, cuda_h=False, cuda_runtime_h=False, nvcc=None)
+    tc = dataclasses.replace(f.toolchain, cuda_home=home, nvcc=None,
+                             cuda_installs=["/usr/local/cuda-13.0", "/usr/local/cuda-12.8"])
+    f = dataclasses.replace(f, toolchain=tc)
+    fd402, fd403 = run_check("FD402", f), run_check("FD403", f)
+    exports = {c for r in (fd402, fd403) for c in r.fix.commands if c.startswith("export CUDA_HOME=")}
+    assert fd402.status.value == fd403.status.value == "warn"
+    assert exports == {"export CUDA_HOME=/usr/local/cuda-13.0"}
+
+
+def _broken_import(kind: str, detail: str, machine: str = "cpu_only", python: str = "/opt/my envs/train/bin/python"):
+    from flexdoctor.facts import ProbeError
+
+    f = load_facts(machine)
+    f = dataclasses.replace(f, python=dataclasses.replace(f.python, executable=python, platform="linux"))
+    return dataclasses.replace(f, torch_runtime=ProbeError(detail.splitlines()[-1], kind=kind, stage="import torch",
+                                                           detail=detail))
+
+
+def test_broken_import_fixes_run_pip_in_the_inspected_interpreter():
+    detail = ("Traceback (most recent call last):\n  File \"<string>\", line 1, in <module>\n"
+              "ImportError: /x/nvidia/cusparse/lib/libcusparse.so.12: undefined symbol: "
+              "__nvJitLinkComplete_12_4, version libnvJitLink.so.12")
+    r = run_check("FD202", _broken_import("error", detail))
+    pythons = [c for c in r.fix.commands if "python" in c]
+    assert pythons and all("'/opt/my envs/train/bin/python'" in c for c in pythons), r.fix.commands
+
+
+@pytest.mark.parametrize("machine", ["cpu_only", "h100"])
+def test_import_timeout_is_not_advised_as_a_wrong_build(machine):
+    r = run_check("FD202", _broken_import("timeout", "the torch probe did not answer in 60 s", machine))
+    assert r.status.value == "fail" and r.fix.kb == "FDE208"
+    assert not any("pip install" in c or "--index-url" in c for c in r.fix.commands)
+    assert "faulthandler" in r.fix.commands[0] and "'/opt/my envs/train/bin/python'" in r.fix.commands[0]
+    assert ("timeout 30 nvidia-smi" in r.fix.commands) == (machine == "h100")

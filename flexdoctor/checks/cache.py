@@ -17,6 +17,7 @@ from ..facts import Facts, PathStat, ProbeError, ok, require
 from ..model import Finding
 from ..text import human_bytes as _size
 from ..text import t
+from . import _rewarm
 from . import _util as u
 from .base import check, fail, passed, skip, warn
 
@@ -53,6 +54,17 @@ def _warm_command(facts: Facts) -> Optional[str]:
     if tv is not None and tv >= u.version("2.6") and linux and avx2 is not False:
         return "flexdoctor warm-cache --preset llm-causal --device cpu"
     return None
+
+
+def _rewarm_fix(facts: Facts, manifest):
+    """FD505's fix: warm again exactly the configs the manifest recorded (one warm-cache command
+    each), else the preset that fits this machine. A bare `flexdoctor warm-cache` warms nothing."""
+    fix = _warm_fix("cache-stale", facts)
+    again = _rewarm.commands(manifest.configs) if _warm_command(facts) is not None else None
+    if again is None:
+        return fix
+    rest = tuple(c for c in fix.commands if not c.startswith("flexdoctor warm-cache"))
+    return dataclasses.replace(fix, commands=again + rest)
 
 
 def current_fingerprint(facts: Facts) -> dict:
@@ -241,11 +253,14 @@ def cache_freshness(facts: Facts) -> Finding:
     if isinstance(m, ProbeError):
         return warn("cache-freshness.unreadable", _warm_fix("cache-stale", facts), error=u.probe_error_text(m))
     if m is None:
-        return passed("cache-freshness.never", path=c.inductor.path)
+        warm = _warm_command(facts)
+        if warm is None:  # nothing can compile flex here: no warm-up to offer
+            return passed("cache-freshness.never_nowarm", path=c.inductor.path)
+        return passed("cache-freshness.never", path=c.inductor.path, warm=warm)
     changed = mf.compare(m.fingerprint, current_fingerprint(facts))
     if changed:
         what = "; ".join(f"{label} {old or '-'} -> {new}" for label, old, new in changed)
-        return warn("cache-freshness.stale", _warm_fix("cache-stale", facts), what=what, when=m.written_at or "?")
+        return warn("cache-freshness.stale", _rewarm_fix(facts, m), what=what, when=m.written_at or "?")
     return passed("cache-freshness.fresh", count=len(m.configs), when=m.written_at or "?",
                   details=list(m.configs[:12]))
 
