@@ -352,3 +352,41 @@ def test_import_timeout_is_not_advised_as_a_wrong_build(machine):
     assert not any("pip install" in c or "--index-url" in c for c in r.fix.commands)
     assert "faulthandler" in r.fix.commands[0] and "'/opt/my envs/train/bin/python'" in r.fix.commands[0]
     assert ("timeout 30 nvidia-smi" in r.fix.commands) == (machine == "h100")
+
+
+# ------------------------------------------------------------------ item 10: smaller things (facts, bench)
+
+
+def test_facts_text_prints_modes_in_octal_and_nvcc_once():
+    from flexdoctor.facts import CudaHome, Nvcc
+    from flexdoctor.render import facts_view
+
+    f = load_facts("h100")
+    out = "nvcc: NVIDIA (R) Cuda compiler driver\nCuda compilation tools, release 13.0, V13.0.88"
+    nvcc = Nvcc(path="/usr/local/cuda/bin/nvcc", version="13.0", output=out)
+    home = CudaHome(path="/usr/local/cuda", source="CUDA_HOME", is_dir=True, cuda_h=True, cuda_runtime_h=True,
+                    version="13.0", nvcc=nvcc)
+    f = dataclasses.replace(f, toolchain=dataclasses.replace(f.toolchain, nvcc=nvcc, cuda_home=home),
+                            cache=_cache_at([("/tmp/c", 0, 0o1777, "target"), ("/", 0, 0o755, "parent")], 0).cache)
+    text = facts_view.render(f, fmt="text", redact=False)
+    assert text.count("Cuda compilation tools") == 1
+    assert "mode: 0o1777 (rwxrwxrwt)" in text and "mode: 0o755 (rwxr-xr-x)" in text
+    assert "mode: 1023" not in text and "mode: 493" not in text
+    assert all(not ln.startswith("Cuda") for ln in text.splitlines())  # multi-line output stays indented
+
+
+def test_bench_never_cuts_torchs_refusal_reason():
+    from flexdoctor.deep import bench as b
+    from flexdoctor.render import bench_view
+    from flexdoctor import workload as wl
+
+    reason = ("Flash attention requires q,k,v to have the same last dimension and to be less than or equal "
+              "to 256. Got Query.size(-1): 512, Key.size(-1): 512, Value.size(-1): 512 instead.")
+    case = b.Case(0, wl.make(device="cuda", batch=1, heads=8, seq_len=1024, head_dim=512, dtype="bfloat16"))
+    rep = b.BenchReport(cases=[case], results=[b.Measurement(0, "sdpa-flash", "fwd", "unavailable", reason=reason)],
+                        env={"device": "cuda"}, started_at="2026", settings={"reps": 5})
+    for width in (100, 200):
+        text = bench_view.render_text(rep, color=False, width=width)
+        assert "…" not in text
+        flat = " ".join(" ".join(text.split()).split())
+        assert "Got Query.size(-1): 512, Key.size(-1): 512, Value.size(-1): 512 instead." in flat, text
