@@ -186,7 +186,7 @@ def _trusted(exe: str) -> bool:
     return safety.verdict(exe).safe and safety.verdict(os.path.dirname(exe)).safe
 
 
-_CHOSEN: dict = {}  # python flag -> Target: the entry point's early start and the command agree
+_CHOSEN: dict = {}  # (VIRTUAL_ENV, CONDA_PREFIX, PATH) -> Target: the early start and the command agree
 
 
 def choose(python: Optional[str], environ=None, has_torch: Optional[Callable[[], bool]] = None,
@@ -196,14 +196,15 @@ def choose(python: Optional[str], environ=None, has_torch: Optional[Callable[[],
     if python:
         path = from_flag(python, quiet=quiet)
         return Target(path, "flag") if path else None
-    if environ is None and None in _CHOSEN:
-        return _CHOSEN[None]
+    key = tuple(os.environ.get(v) for v in ("VIRTUAL_ENV", "CONDA_PREFIX", "PATH")) if environ is None else None
+    if key is not None and key in _CHOSEN:
+        return _CHOSEN[key]
     if (has_torch or own_has_torch)():
         chosen = Target(sys.executable, "self")
     else:
         chosen = _look_around(os.environ if environ is None else environ)
-    if environ is None:
-        _CHOSEN[None] = chosen
+    if key is not None:
+        _CHOSEN[key] = chosen
     return chosen
 
 
