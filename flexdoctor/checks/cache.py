@@ -164,8 +164,8 @@ def location_verdict(loc, uid: Optional[int]) -> Optional[safety.Verdict]:
 # every other user's programs (issue 21). The fix for a cache there is a private cache dir.
 SHARED_DIRS = frozenset({"/tmp", "/var/tmp", "/dev/shm", "/run/shm", "/home", "/Users", "/private/tmp",
                          "/private/var/tmp", "/Volumes", "/mnt", "/media", "/srv", "/opt", "/scratch"})
-SYSTEM_TREES = ("/dev/", "/proc/", "/sys/", "/run/", "/usr/", "/etc/", "/var/", "/bin/", "/sbin/", "/lib",
-                "/boot/", "/System/", "/Library/", "/private/")
+SYSTEM_TREES = ("/dev/", "/proc/", "/sys/", "/run/", "/usr/", "/etc/", "/var/", "/bin/", "/sbin/", "/lib/",
+                "/lib64/", "/boot/", "/System/", "/Library/", "/private/")
 HOMES = ("/home", "/Users")
 
 
