@@ -17,6 +17,7 @@ from ..facts import Facts, PathStat, ProbeError, ok, require
 from ..model import Finding
 from ..text import human_bytes as _size
 from ..text import t
+from . import _rewarm
 from . import _util as u
 from .base import check, fail, note, passed, skip, warn
 
@@ -53,6 +54,17 @@ def _warm_command(facts: Facts) -> Optional[str]:
     if tv is not None and tv >= u.version("2.6") and linux and avx2 is not False:
         return "flexdoctor warm-cache --preset llm-causal --device cpu"
     return None
+
+
+def _rewarm_fix(facts: Facts, manifest):
+    """FD505's fix: warm again exactly the configs the manifest recorded (one warm-cache command
+    each), else the preset that fits this machine. A bare `flexdoctor warm-cache` warms nothing."""
+    fix = _warm_fix("cache-stale", facts)
+    again = _rewarm.commands(manifest.configs) if _warm_command(facts) is not None else None
+    if again is None:
+        return fix
+    rest = tuple(c for c in fix.commands if not c.startswith("flexdoctor warm-cache"))
+    return dataclasses.replace(fix, commands=again + rest)
 
 
 def current_fingerprint(facts: Facts) -> dict:
@@ -151,9 +163,32 @@ def location_verdict(loc, uid: Optional[int]) -> Optional[safety.Verdict]:
     return None
 
 
+# Folders the machine shares: their mode is never flexdoctor's to change. As root every one of
+# them is "yours", and `chmod go-w /tmp` (or /dev/shm, where NCCL keeps its shared memory) breaks
+# every other user's programs (issue 21). The fix for a cache there is a private cache dir.
+SHARED_DIRS = frozenset({"/tmp", "/var/tmp", "/dev/shm", "/run/shm", "/home", "/Users", "/private/tmp",
+                         "/private/var/tmp", "/Volumes", "/mnt", "/media", "/srv", "/opt", "/scratch"})
+SYSTEM_TREES = ("/dev/", "/proc/", "/sys/", "/run/", "/usr/", "/etc/", "/var/", "/bin/", "/sbin/", "/lib/",
+                "/lib64/", "/boot/", "/System/", "/Library/", "/private/")
+HOMES = ("/home", "/Users")
+
+
+def may_chmod(path: str, mode: Optional[int]) -> bool:
+    """Whether advising ``chmod`` on ``path`` is safe: a folder of the user's own, not one the
+    machine shares (/, any folder right under it, /tmp, /dev/shm, a system tree, a home dir
+    itself, anything with the sticky bit: the mark of a folder meant for everyone)."""
+    p = os.path.normpath(path) if path else "/"
+    if p in SHARED_DIRS or os.path.dirname(p) in ("/", *HOMES) or p == "/":
+        return False
+    if p.startswith(SYSTEM_TREES):
+        return False
+    return not (mode is not None and mode & 0o1000)
+
+
 def unsafe_fix(kind: str, verdict: safety.Verdict, uid: Optional[int]):
-    """chmod when the user owns the one offending dir (the cache itself); else move the cache."""
-    if verdict.reason == "writable-by-others" and verdict.uid == uid:
+    """chmod when the user owns the one offending dir (the cache itself) and it is not a folder
+    the machine shares (:func:`may_chmod`); else a private cache dir of the user's own."""
+    if verdict.reason == "writable-by-others" and verdict.uid == uid and may_chmod(verdict.path, verdict.mode):
         return kb.fix("cache-unsafe-permissions", path=shlex.quote(verdict.path))
     var, home = SAFE_HOME.get(kind, SAFE_HOME["inductor"])
     return kb.fix("cache-unsafe-path", var=var, dir=home)
@@ -183,9 +218,10 @@ def cache_permissions(facts: Facts) -> Finding:
     training job. The default dir /tmp/torchinductor_<user> is predictable, so on a shared
     machine another user can create it first.
 
-    How to fix: chmod go-w a cache dir you own; otherwise keep the cache under a directory only
-    you can write (mkdir -m 700, then TORCHINDUCTOR_CACHE_DIR / TRITON_CACHE_DIR /
-    PYTORCH_KERNEL_CACHE_PATH). warm-cache refuses an unsafe cache with the same fix.
+    How to fix: chmod go-w a cache dir you own and created (never a folder the machine shares:
+    /tmp, /dev/shm, /, a home dir, anything with the sticky bit); otherwise keep the cache under
+    a directory only you can write (mkdir -m 700, then TORCHINDUCTOR_CACHE_DIR / TRITON_CACHE_DIR
+    / PYTORCH_KERNEL_CACHE_PATH). warm-cache refuses an unsafe cache with the same fix.
     """
     c = _cache(facts)
     problems = []
@@ -221,11 +257,14 @@ def cache_freshness(facts: Facts) -> Finding:
     if isinstance(m, ProbeError):
         return warn("cache-freshness.unreadable", _warm_fix("cache-stale", facts), error=u.probe_error_text(m))
     if m is None:
-        return passed("cache-freshness.never", path=c.inductor.path)
+        warm = _warm_command(facts)
+        if warm is None:  # nothing can compile flex here: no warm-up to offer
+            return passed("cache-freshness.never_nowarm", path=c.inductor.path)
+        return passed("cache-freshness.never", path=c.inductor.path, warm=warm)
     changed = mf.compare(m.fingerprint, current_fingerprint(facts))
     if changed:
         what = "; ".join(f"{label} {old or '-'} -> {new}" for label, old, new in changed)
-        return warn("cache-freshness.stale", _warm_fix("cache-stale", facts), what=what, when=m.written_at or "?")
+        return warn("cache-freshness.stale", _rewarm_fix(facts, m), what=what, when=m.written_at or "?")
     return passed("cache-freshness.fresh", count=len(m.configs), when=m.written_at or "?",
                   details=list(m.configs[:12]))
 

@@ -198,7 +198,8 @@ def c_compiler(facts: Facts) -> Finding:
 @check("FD305", "cxx-compiler", area="compiler")
 def cxx_compiler(facts: Facts) -> Finding:
     """What it checks: for CPU builds of torch (or machines without an NVIDIA GPU), the C++
-    compiler CPU Inductor uses to compile flex_attention: $CXX, else g++, else clang++.
+    compiler CPU Inductor uses to compile flex_attention: $CXX, else g++ (clang++ on macOS) and
+    nothing else (torch/_inductor/config.py cpp.cxx): clang++ alone on Linux does not count.
 
     Why it matters: on the CPU, torch.compile generates C++ and builds it; without a compiler,
     compiled flex (and `flexdoctor warm-cache --device cpu`) fails.
@@ -210,8 +211,12 @@ def cxx_compiler(facts: Facts) -> Finding:
         return skip("cxx-compiler.gpu")
     tc = require(facts.toolchain, "toolchain")
     cxx = tc.cxx_compiler
+    plat = facts.python.platform if ok(facts.python) else "linux"
+    default = "cl" if plat.startswith("win") else ("clang++" if plat == "darwin" else "g++")
+    if cxx is not None and cxx.source == "clang++" and u.is_linux(facts):  # recorded by a flexdoctor
+        return fail("cxx-compiler.missing", kb.fix("no-cxx-compiler"), command=default)  # that took clang++
     if cxx is None or cxx.path is None:
-        return fail("cxx-compiler.missing", kb.fix("no-cxx-compiler"), command=cxx.command if cxx else "g++")
+        return fail("cxx-compiler.missing", kb.fix("no-cxx-compiler"), command=cxx.command if cxx else default)
     return passed("cxx-compiler.pass", command=cxx.command, path=cxx.path)
 
 

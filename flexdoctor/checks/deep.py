@@ -266,10 +266,10 @@ def deep_flex_compiled(facts: Facts) -> Finding:
         if run.compiled_path is False:
             if run.fallback_warning:
                 return warn("deep-flex-compiled.not_compiled",
-                            kb.fix("deep-flex-not-compiled", python=u.python_cmd(facts)),
+                            _not_compiled_fix(facts),
                             dtype=run.dtype, warning=_last_line(run.fallback_warning.split("\n")[0]))
             return warn("deep-flex-compiled.not_compiled_silent",
-                        kb.fix("deep-flex-not-compiled", python=u.python_cmd(facts)), dtype=run.dtype)
+                        _not_compiled_fix(facts), dtype=run.dtype)
     details = []
     for run in runs:
         details.append(u.t("deep-flex-compiled.detail", dtype=run.dtype, first=_secs(run.compile_seconds),
@@ -382,10 +382,23 @@ def _fa_version(fa: dict) -> str:
     return str(fa.get("version") or fa.get("dist_version") or "?")
 
 
+def recompile_knob(facts) -> "str | None":
+    """The name this torch reads for Dynamo's recompile limit: recompile_limit from torch 2.7,
+    cache_size_limit in 2.5 and 2.6 (FACTS §2; torch/_dynamo/config.py). None: version unknown."""
+    v = u.base_version(facts.torch.version) if ok(facts.torch) else None
+    if v is None:
+        return None
+    return "recompile_limit" if v >= u.version("2.7") else "cache_size_limit"
+
+
+def _not_compiled_fix(facts):
+    return kb.fix("deep-flex-not-compiled", python=u.python_cmd(facts), knob=recompile_knob(facts))
+
+
 def _fa34_details(d: DeepFacts, fa: dict) -> list[str]:
     cc = d.capability or ""
     fa3_note = u.t("deep-flash-attn.hopper_note") if cc.startswith("9.") else ""
-    fa4_note = u.t("deep-flash-attn.fa4_note") if cc.split(".")[0] in ("9", "10") else ""
+    fa4_note = u.t("deep-flash-attn.fa4_note") if cc.split(".")[0] in ("8", "9", "10", "11", "12") else ""
     return [
         _fa_line(fa.get("fa3") or {}, "fa3", u.t("deep-flash-attn.needs_fa3"), fa3_note,
                  module=(fa.get("fa3") or {}).get("module", "flash_attn_3")),
@@ -413,7 +426,7 @@ def deep_flash_attn(facts: Facts) -> Finding:
     symbol" at import is a wheel built for another torch), its version, whether FlashAttention-2
     can run on this GPU (sm80+, fp16/bf16, head dim <= 256 and a multiple of 8) and, if so, that
     flash_attn_func matches a float64 reference; also whether FlashAttention-3 (flash_attn_3,
-    Hopper) and FlashAttention-4 (flash_attn.cute, sm90/sm100) are installed and import.
+    Hopper) and FlashAttention-4 (flash_attn.cute, 8.x-12.x) are installed and import.
 
     Why it matters: flash-attn wheels are compiled against one exact torch ABI, so a torch
     upgrade breaks them at import; on older GPUs every call raises "FlashAttention only supports

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from .. import knowledge as kb
+from .. import wheels
 from ..facts import Facts, ok, require
 from ..model import Finding, Status
 from . import _util as u
@@ -60,8 +61,8 @@ def gpu_present(facts: Facts) -> Finding:
 @check("FD102", "compute-capability", area="gpu")
 def compute_capability(facts: Facts) -> Finding:
     """What it checks: the compute capability of every GPU: below 7.0 fails, 7.x warns, 8.0 and
-    newer passes; it notes which GPUs can run FlashAttention-3 (sm90) and FlashAttention-4 (sm90,
-    sm100).
+    newer passes; it notes which GPUs can run FlashAttention-3 (sm90) and FlashAttention-4
+    (8.x-12.x at flash-attention HEAD: flash_attn/cute/arch_policy.py).
 
     Why it matters: compiled flex_attention is a Triton kernel, and Inductor refuses GPUs below
     sm70 ("Found ... which is too old to be supported by the triton GPU compiler"). There is no
@@ -83,11 +84,9 @@ def compute_capability(facts: Facts) -> Finding:
         elif major < 8:
             findings.append(warn("compute-capability.sm7x", kb.fix("sm7x-limited"), gpu=label))
         else:
-            extra = ""
-            if major == 9:
-                extra = t("compute-capability.fa3_note")
-            elif major == 10:
-                extra = t("compute-capability.fa4_note")
+            extra = t("compute-capability.fa3_note") if major == 9 else ""
+            if 8 <= major <= 12:  # flash_attn/cute/arch_policy.py: forward kernels for sm80, 90, 100/110, 120
+                extra += t("compute-capability.fa4_note")
             findings.append(passed("compute-capability.pass", gpu=label, note=extra))
     worst = max(findings, key=lambda f: f.status.rank)
     details = [f.message for f in findings]
@@ -98,33 +97,18 @@ def compute_capability(facts: Facts) -> Finding:
 
 
 def _arch_supported(cc: tuple[int, int], arch_list: list[str]) -> bool:
-    """SASS runs on the same major with an equal or higher minor; PTX JITs to anything newer."""
-    major, minor = cc
-    for arch in arch_list:
-        kind, _, num = arch.partition("_")
-        digits = "".join(ch for ch in num if ch.isdigit())
-        suffix = num[len(digits):]
-        if not digits:
-            continue
-        a_major, a_minor = int(digits[:-1]), int(digits[-1])
-        if kind == "sm":
-            if suffix == "f":  # sm_100f: the family, same major with an equal or higher minor
-                if a_major == major and a_minor <= minor:
-                    return True
-            elif suffix:  # sm_90a / sm_100a: arch-specific, exact match only
-                if (a_major, a_minor) == cc:
-                    return True
-            elif a_major == major and a_minor <= minor:
-                return True
-        elif kind == "compute" and (a_major, a_minor) <= (major, minor):
-            return True
-    return False
+    """torch's own rule (wheels.arch_runs, after torch/cuda/__init__.py DEVICE_REQUIREMENT): a
+    cubin runs on the same major with an equal or higher minor, except on the integrated Jetson
+    GPUs 5.3/6.2/7.2/8.7, which run only code built for exactly them; PTX JITs to anything newer."""
+    return wheels.carries(arch_list, cc)
 
 
 @check("FD103", "torch-gpu-arch", area="gpu")
 def torch_gpu_arch(facts: Facts) -> Finding:
     """What it checks: that torch.cuda.get_arch_list() of the installed torch covers every GPU:
-    a cubin for the same major architecture with an equal or lower minor, or PTX it can JIT.
+    a cubin for the same major architecture with an equal or lower minor (not on the integrated
+    Jetson GPUs 5.3/6.2/7.2/8.7, which run only code built for them: torch's DEVICE_REQUIREMENT),
+    or PTX it can JIT.
 
     Why it matters: a GPU the wheel was not built for fails at the first kernel with "no kernel
     image is available for execution on the device" (torch warns "... with CUDA capability sm_120

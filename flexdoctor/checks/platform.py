@@ -23,8 +23,10 @@ def platform(facts: Facts) -> Finding:
     """What it checks: the operating system, the kind of torch build and accelerator, and says
     what works there: Linux + NVIDIA (everything), ROCm (Triton's AMD backend; CUDA checks do
     not apply), macOS (no Triton; torch 2.13+ compiles flex_attention's forward for MPS to a Metal
-    shader, inference only; torch 2.6-2.12 reject MPS tensors in flex; the CPU compile path does not
-    run on macOS; SDPA works on MPS), Windows (no official Triton), CPU only (flex compiles for
+    shader, inference only; torch 2.6-2.12 reject MPS tensors in flex; compiling flex on the CPU
+    raises "torch.compile on current platform is not supported for CPU." there, because torch's CPU
+    lowering (check_cpu_supported, read in 2.6-2.14) excludes darwin, and 2.5 has no CPU lowering
+    at all; SDPA works on MPS), Windows (no official Triton), CPU only (flex compiles for
     inference from torch 2.6, x86 with AVX2).
 
     Why it matters: "FlexAttention requires CUDA" is only half true, and the other half decides
@@ -45,7 +47,8 @@ def platform(facts: Facts) -> Finding:
         if tv is None or tv < MIN_FLEX:
             return warn("platform.macos_no_flex", kb.fix("macos-mps"), where=where)
         if ok(rt) and rt.mps_available is False:
-            return warn("platform.macos_no_mps", kb.fix("macos-mps"), where=where, version=torch.version)
+            key = "platform.macos_no_mps" if tv >= CPU_FLEX else "platform.macos_no_mps_old"
+            return warn(key, kb.fix("macos-mps"), where=where, version=torch.version)
         if tv >= MPS_FLEX:
             return warn("platform.macos_mps", kb.fix("macos-mps"), where=where, version=torch.version)
         if tv >= CPU_FLEX:

@@ -4,7 +4,10 @@ extensions from source, never for FlexAttention, so they warn rather than fail (
 
 from __future__ import annotations
 
+import dataclasses
+
 from .. import knowledge as kb
+from .. import wheels
 from ..facts import Facts, Skip, ok, require
 from ..model import Finding, Status
 from ..text import t
@@ -22,8 +25,24 @@ def _not_cuda_torch(facts: Facts) -> Finding:
     """FD401's skip for a torch without CUDA, with the fix the `extensions` profile needs: under
     that profile this skip is a failure (policy: Profile.required)."""
     version = facts.torch.version if ok(facts.torch) else "?"
-    fix = kb.fix("extension-build-needs-cuda-torch", python=u.python_cmd(facts), version=version)
+    build = _cuda_build(facts)
+    fix = kb.fix("extension-build-needs-cuda-torch", python=u.python_cmd(facts), **build)
+    if "torch_spec" not in build:  # no CUDA build is published for this platform and Python
+        fix = dataclasses.replace(fix, commands=fix.commands[1:])
     return Finding(Status.SKIP, t("nvcc-found.not_cuda_torch", version=version), fix)
+
+
+def _cuda_build(facts: Facts) -> dict:
+    """The CUDA build of this torch release to install (the wheel table's choice for this
+    platform, Python and driver; the PyPI build when the driver is unknown): its version without
+    the local '+cpu', the variant, and the pip arguments. Empty when no CUDA build fits."""
+    current = u.base_version(facts.torch.version) if ok(facts.torch) else None
+    m = dataclasses.replace(u.machine(facts), kind="cuda")
+    advice = wheels.recommend(m, keep=str(current) if current else None)
+    if advice is None or advice.variant.kind != "cuda":
+        return {"version": str(current) if current else "torch", "cuda_tag": t("wheels.no_cuda_build")}
+    return {"version": advice.torch, "cuda_tag": advice.variant.tag, "torch_spec": advice.spec(),
+            "index_args": advice.index_args()}
 
 
 def _toolkit_ctx(torch_cuda: str) -> dict:
@@ -89,8 +108,7 @@ def nvcc_cuda_match(facts: Facts) -> Finding:
         # /usr/local/cuda found by default with no nvcc anywhere (a CUDA runtime image): no toolkit
         # at all, a note like FD401's; a CUDA_HOME someone set without nvcc is a trap, a warning.
         level = note if home.source == "default" and tc.nvcc is None else warn
-        return level("nvcc-cuda-match.missing", kb.fix("cuda-home-not-set", cuda_home=home.path, suggestion=""),
-                    **kw)
+        return level("nvcc-cuda-match.missing", cuda_home_fix(facts), **kw)
     nvcc = require(nvcc, "nvcc")
     details = []
     if on_path is not None and on_path.path != nvcc.path and on_path.version != nvcc.version:
@@ -116,6 +134,23 @@ def _in_bin_of(nvcc_path: str, home: str) -> bool:
     return os.path.normpath(os.path.dirname(os.path.dirname(nvcc_path))) == os.path.normpath(home)
 
 
+def cuda_home_fix(facts: Facts):
+    """The one CUDA_HOME to export, for FD402 and FD403 alike (two findings of one report must
+    never name two different toolkits): another toolkit found on the machine than the one
+    CUDA_HOME resolves to, preferring the one named for torch's CUDA version (/usr/local/cuda-12.8),
+    else /usr/local/cuda."""
+    import shlex
+
+    tc = require(facts.toolchain, "toolchain")
+    home = tc.cuda_home
+    torch_cuda = u.major_minor(facts.torch.cuda) if ok(facts.torch) else None
+    candidates = [c for c in tc.cuda_installs if not home or c != home.path]
+    candidates.sort(key=lambda c: torch_cuda is None or not c.endswith(f"{torch_cuda[0]}.{torch_cuda[1]}"))
+    suggestion = candidates[0] if candidates else "/usr/local/cuda"
+    return kb.fix("cuda-home-not-set", cuda_home=shlex.quote(suggestion),
+                  suggestion=t("cuda-home.suggestion", path=suggestion) if candidates else "")
+
+
 @check("FD403", "cuda-home", area="toolchain")
 def cuda_home(facts: Facts) -> Finding:
     """What it checks: where torch.utils.cpp_extension will find the CUDA toolkit (CUDA_HOME,
@@ -134,13 +169,7 @@ def cuda_home(facts: Facts) -> Finding:
     _cuda_torch(facts)
     tc = require(facts.toolchain, "toolchain")
     home = tc.cuda_home
-    torch_cuda = u.major_minor(facts.torch.cuda)
-    candidates = [c for c in tc.cuda_installs if not home or c != home.path]
-    # Prefer a toolkit whose directory names torch's CUDA version (/usr/local/cuda-12.8).
-    candidates.sort(key=lambda c: torch_cuda is None or not c.endswith(f"{torch_cuda[0]}.{torch_cuda[1]}"))
-    suggestion = candidates[0] if candidates else "/usr/local/cuda"
-    fix = kb.fix("cuda-home-not-set", cuda_home=suggestion,
-                 suggestion=t("cuda-home.suggestion", path=suggestion) if candidates else "")
+    fix = cuda_home_fix(facts)
     if home is None:
         return note("cuda-home.unresolved", fix)  # no toolkit at all: FD401's note
     kw = dict(path=home.path, source=home.source)

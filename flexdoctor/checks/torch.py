@@ -30,11 +30,12 @@ def torch_installed(facts: Facts) -> Finding:
     from package metadata, without importing it).
 
     Why it matters: FlexAttention, SDPA and flash-attn all run on torch. flexdoctor inspects the
-    interpreter you name with --python (default: the one running flexdoctor); a tool installed
-    with pipx or in another venv sees a different interpreter than your training job.
+    interpreter you name with --python (an interpreter or a venv folder); without it, its own
+    interpreter when that has torch, else the first of $VIRTUAL_ENV, $CONDA_PREFIX and python on
+    PATH whose files show torch (the report's first line says which, and why).
 
-    How to fix: install torch into that interpreter from the index that matches your driver, or
-    point flexdoctor at the right one with --python.
+    How to fix: point flexdoctor at the interpreter your training runs with (--python PATH), or
+    install torch into that interpreter from the index that matches your driver.
     """
     py = require(facts.python, "python")
     if facts.torch is None:
@@ -69,6 +70,8 @@ def torch_importable(facts: Facts) -> Finding:
         matched = kb.match_text(rt.message + "\n" + (rt.detail or ""))
         if matched:
             fix = matched[0].render(python=u.python_cmd(facts), **wheel)
+        elif rt.kind == "timeout":  # a hang is no sign of a wrong build: find where it stops
+            fix = _hang_fix(facts)
         lines = [ln for ln in (rt.detail or "").strip().splitlines() if not ln.startswith("Traceback (")]
         details = tuple(lines[-6:])
         key = {"crash": "torch-importable.crash", "timeout": "torch-importable.timeout",
@@ -82,6 +85,16 @@ def torch_importable(facts: Facts) -> Finding:
         return warn("torch-importable.shadowed", kb.fix("two-torch-installs", python=u.python_cmd(facts)),
                     runtime=rt.version, installed=static.version)
     return passed("torch-importable.pass", seconds=f"{rt.seconds:.1f}" if rt.seconds is not None else "?")
+
+
+def _hang_fix(facts: Facts):
+    """FD202's fix for an import that timed out (FDE208), with nvidia-smi where there is a GPU."""
+    import dataclasses
+
+    fix = kb.fix("torch-import-hangs", python=u.python_cmd(facts))
+    if u.has_nvidia_gpu(facts):
+        fix = dataclasses.replace(fix, commands=fix.commands + ("timeout 30 nvidia-smi",))
+    return fix
 
 
 @check("FD203", "torch-version", area="torch")

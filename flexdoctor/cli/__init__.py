@@ -19,7 +19,6 @@ from typing_extensions import Annotated
 
 from .. import __version__
 from ..cliutil import EXIT_USAGE
-from ..cliutil import which_python as _which_python
 
 def _t(key: str, /, **kw) -> str:
     from ..text import t
@@ -114,9 +113,12 @@ def _prefetch(argv: list[str]) -> None:
             python = argv[i + 1]
         elif a.startswith("--python="):
             python = a.split("=", 1)[1]
-    target = _which_python(python)
-    if target is None:
+    from ._interp import choose
+
+    chosen = choose(python, quiet=True)
+    if chosen is None:
         return
+    target = chosen.path
     static = "--static" in argv
     if not static:
         from ..probes import torch_runtime

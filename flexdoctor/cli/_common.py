@@ -147,12 +147,12 @@ def _settings(path: Optional[Path]):
 def _require_interpreter(facts, python: Optional[str]) -> None:
     """--python must name a working Python: without one flexdoctor cannot inspect anything."""
     from ..checks._util import probe_error_text
-    from ..cliutil import resolve_python
     from ..facts import ProbeError
     from ..text import t
+    from ._interp import from_flag
 
     if python and isinstance(facts.python, ProbeError):
-        require_worker_python(python, resolve_python(python))  # says "too old" when it is
+        require_worker_python(python, from_flag(python))  # says "too old" when it is
         raise _usage_error(t("cli.error.not_python", python=python, error=probe_error_text(facts.python)))
 
 
@@ -231,7 +231,9 @@ def _load_facts(path: Path):
 PythonOpt = Annotated[
     Optional[str],
     typer.Option("--python", metavar="PATH",
-                 help="Interpreter to inspect (the one your training runs with). Default: this one."),
+                 help="Interpreter to inspect (the one your training runs with), or its venv folder. "
+                      "Default: this one when it has torch, else the active venv or conda env, or "
+                      "python on PATH, that has torch."),
 ]
 StaticOpt = Annotated[
     bool,

@@ -16,7 +16,7 @@ from typing import List, Optional
 import typer
 from typing_extensions import Annotated
 
-from ..cliutil import EXIT_USAGE, in_ci, resolve_python
+from ..cliutil import EXIT_USAGE, in_ci
 from ..cliutil import split as _split
 from ..cliutil import usage_error as _usage_error
 from ..cliutil import write as _write
@@ -24,6 +24,7 @@ from ..text import t
 from ..workload import DTYPES, WorkloadError
 from ._root import require_safe_python
 from ._common import renamed, require_worker_python
+from ._interp import choose_for_worker
 
 
 
@@ -115,7 +116,7 @@ def bench(
     kv = kv_heads or heads
     if heads % kv:
         raise _usage_error(t("cli.error.kv_heads", kv=kv, heads=heads))
-    target = resolve_python(python)
+    target = choose_for_worker(python)
     require_safe_python(target)  # as root: nothing a non-root user can change is started
     require_worker_python(python, target)
     if not dtypes:

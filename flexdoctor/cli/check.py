@@ -9,13 +9,13 @@ from typing import List, Optional
 import typer
 from typing_extensions import Annotated
 
-from ..cliutil import resolve_python as _resolve_python
 from ..cliutil import split as _split
 from ..cliutil import usage_error as _usage_error
 from ..cliutil import check_output as _check_output
 from ..cliutil import write as _write
 from ..text import t
 from ._root import require_safe_python
+from ._interp import choose, with_note
 from ._common import (OldProjectOpt, OutputOpt, ProjectOpt, PythonOpt, StaticOpt, _attach_project, _color,
                       _gather, _load_facts, _project, _require_interpreter, _settings, gathering, preload, renamed)
 
@@ -82,12 +82,14 @@ def check(
         format_ = Format(fmt)
     except ValueError:
         raise _usage_error(t("cli.error.format", value=fmt, choices=", ".join(f.value for f in Format)))
-    early = warm = None
-    if from_facts is None:  # as root: nothing a non-root user can change is started (exit 2, or files only)
-        require_safe_python(_resolve_python(python), files_ok=static)
+    early = warm = target = None
+    if from_facts is None:
+        target = choose(python)  # the interpreter the user's training runs with, and why
+        # as root: nothing a non-root user can change is started (exit 2, or files only)
+        require_safe_python(target.path, files_ok=static)
     if from_facts is None and not deep and project_file is None and old_config is None:
         # Probing only reads the machine: it runs while the checks and settings load below.
-        early = gathering(_resolve_python(python), static)
+        early = gathering(target.path, static)
         warm = preload(format_.value)
     from .. import checks, policy, runner  # imported while the probes run
 
@@ -120,12 +122,12 @@ def check(
             facts = early.result(progress)
             warm.join()
         else:
-            facts = _gather(_resolve_python(python), static, progress=progress, deep=deep, config=project)
+            facts = _gather(target.path, static, progress=progress, deep=deep, config=project)
         _require_interpreter(facts, python)
     report = runner.run(specs, facts, plugin_problems=problems, settings=settings)
     text = renderer(format_)(report, verbose=verbose, quiet=quiet, show_skips=bool(_split(only)),
                              color=_color(no_color) and output is None,
                              width=shutil.get_terminal_size((100, 24)).columns)
-    _write(text, output)
+    _write(with_note(text, target, format_.value), output)
     raise typer.Exit(report.exit_code)
 

@@ -8,12 +8,12 @@ from typing import Optional
 from typing_extensions import Annotated
 import typer
 
-from ..cliutil import resolve_python as _resolve_python
 from ..cliutil import usage_error as _usage_error
 from ..cliutil import check_output as _check_output
 from ..cliutil import write as _write
 from ..text import t
 from ._root import require_safe_python
+from ._interp import choose, with_note
 from ._common import OldProjectOpt, OutputOpt, PythonOpt, StaticOpt, _gather, _project, _require_interpreter, renamed
 
 
@@ -41,7 +41,8 @@ def facts(
 
     if fmt not in ("text", "json"):
         raise _usage_error(t("cli.error.format", value=fmt, choices="text or json"))
-    target = _resolve_python(python)
+    chosen = choose(python)
+    target = chosen.path
     if deep and static:
         raise _usage_error(t("cli.error.deep_facts"))
     require_safe_python(target, files_ok=static)  # as root: exit 2, or judged from its files only
@@ -50,5 +51,5 @@ def facts(
     project = _project(project_file, flag) if project_file is not None else None
     gathered = _gather(target, static, progress=fmt == "text" and output is None, deep=deep, config=project)
     _require_interpreter(gathered, python)
-    _write(facts_view.render(gathered, fmt=fmt, redact=not raw), output)
+    _write(with_note(facts_view.render(gathered, fmt=fmt, redact=not raw), chosen, fmt), output)
 

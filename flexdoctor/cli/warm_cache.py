@@ -18,11 +18,11 @@ from typing import List, Optional
 import typer
 from typing_extensions import Annotated
 
-from ..cliutil import resolve_python
 from ..cliutil import split as _split
 from ..cliutil import usage_error as _usage_error
 from ._root import require_safe_command, require_safe_python
 from ._common import _color, _console, _interactive, renamed, require_worker_python
+from ._interp import choose_for_worker
 from ._safety import guard_cache_dirs
 
 
@@ -217,7 +217,7 @@ def warm_cache(
         raise _usage_error(t("warm-bundle.sha256_form", value=sha256))
     if sha256 is not None and import_ is None:
         raise _usage_error(t("warm-bundle.sha256_needs_import"))
-    target = resolve_python(python)
+    target = choose_for_worker(python)
     require_safe_python(target)  # as root: nothing a non-root user can change is started
     if run:
         require_safe_command(shlex.split(run))

@@ -124,8 +124,12 @@ def c_compiler() -> Compiler | None:
 
 
 def cxx_compiler() -> Compiler | None:
-    """What CPU Inductor uses for generated C++: $CXX, else g++, else clang++."""
-    return _compiler("CXX", ("g++", "clang++"))
+    """What CPU Inductor uses for generated C++ (torch/_inductor/config.py ``cpp.cxx``, read in
+    torch 2.5-2.15): $CXX, else g++ on Linux and clang++ on macOS (cl on Windows: cpp_builder's
+    get_cpp_compiler), and nothing else. A Linux machine with only clang++ has no compiler torch
+    will use (unless CXX names it)."""
+    default = "cl" if sys.platform == "win32" else ("clang++" if sys.platform == "darwin" else "g++")
+    return _compiler("CXX", (default,))
 
 
 def libcuda(timeout: float = 5.0) -> LibCuda | ProbeError | None:

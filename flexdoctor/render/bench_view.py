@@ -116,7 +116,8 @@ def render_text(report: BenchReport, color: bool = False, width: int = 120) -> s
             # implementation names are never cut; the bars and reasons column gives way instead.
             least = max(cell_len(title), 8, *(len(r.impl) for r in rows)) if col == "col_impl" else max(cell_len(title), 8)
             table.add_column(title, justify=just, no_wrap=True, min_width=least)
-        table.add_column(t("bench.col_speed"), no_wrap=True, overflow="ellipsis", max_width=44)
+        # The last column wraps (torch's refusal reasons are long and are the point), never cuts.
+        table.add_column(t("bench.col_speed"), overflow="fold", ratio=1)
         worst = max((r.ms for r in rows if r.status == "ok" and r.ms), default=0.0)
         for mode in MODES:
             mode_rows = [r for r in rows if r.mode == mode]
@@ -134,7 +135,7 @@ def render_text(report: BenchReport, color: bool = False, width: int = 120) -> s
                                   f"{r.first_call_s:.2f}" if r.first_call_s is not None else "—", bar, style=style)
                 else:
                     reason = reason_text(r).strip()
-                    why = for_terminal(reason.splitlines()[-1][:60]) if reason else ""
+                    why = for_terminal(" ".join(ln.strip() for ln in reason.splitlines() if ln.strip()))
                     table.add_row(for_terminal(r.impl), t(f"bench.{mode}"), "—", "—", "—", "—",
                                   status_word(r) + (f": {why}" if why else ""), style="dim")
         console.print(table)

@@ -44,6 +44,11 @@ def _lines(value: Any, indent: int) -> list[str]:
             if isinstance(v, (dict, list)) and v:
                 out.append(f"{pad}{for_terminal(k)}:")
                 out += _lines(v, indent + 1)
+            elif k == "mode" and isinstance(v, int) and not isinstance(v, bool):
+                out.append(f"{pad}{k}: {_mode(v)}")
+            elif isinstance(v, str) and "\n" in v.strip():  # nvcc's output: indented under its key
+                out.append(f"{pad}{k}:")
+                out += [f"{pad}  | {line}" for line in v.strip().splitlines()]
             else:
                 out.append(f"{pad}{for_terminal(k)}: {_scalar(v)}")
         return out
@@ -57,6 +62,23 @@ def _lines(value: Any, indent: int) -> list[str]:
                 out.append(f"{pad}- {_scalar(item)}")
         return out
     return [f"{pad}{_scalar(value)}"]
+
+
+def _mode(bits: int) -> str:
+    """Permission bits as people read them: 0o1777 (rwxrwxrwt), never the decimal 1023."""
+    import stat
+
+    return f"{bits:#o} ({stat.filemode(bits)[1:]})"
+
+
+def _once(data: dict) -> dict:
+    """The nvcc that CUDA_HOME holds is usually the one on PATH: print its output once."""
+    tc = data.get("toolchain")
+    home = tc.get("cuda_home") if isinstance(tc, dict) else None
+    if isinstance(home, dict) and isinstance(home.get("nvcc"), dict) and home["nvcc"] == tc.get("nvcc"):
+        home = {**home, "nvcc": t("facts-view.same_nvcc", path=home["nvcc"].get("path", "?"))}
+        data = {**data, "toolchain": {**tc, "cuda_home": home}}
+    return data
 
 
 def _probe_error_text(err: dict) -> str:
@@ -84,6 +106,7 @@ def render(facts: Facts, fmt: str = "text", redact: bool = True) -> str:
     data = redacted(facts) if redact else facts.to_dict()
     if fmt == "json":
         return for_json(json.dumps(data, indent=2, sort_keys=True) + "\n")
+    data = _once(data)
     order = ["host", "gpu", "python", "torch", "torch_runtime", "toolchain", "timings"]
     out = [t("facts-view.header", version=facts.flexdoctor_version, collected=facts.collected_at), ""]
     for key in order + [k for k in data if k not in order]:

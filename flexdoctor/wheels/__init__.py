@@ -64,7 +64,7 @@ def arch_runs(arch: str, cc: CC) -> bool:
         return cc >= code
     if kind != "sm":
         return False
-    if code == cc:
+    if code == cc or (code == (10, 1) and cc == (11, 0)):  # Thor's sm_101 was renamed 11.0 in CUDA 13
         return True
     if suffix == "a" or cc in _IGPU or code in _IGPU:
         return False
