@@ -8,6 +8,7 @@ import textwrap
 
 from .. import __version__
 from ..cache.why import SCHEMA_VERSION, Difference, Verdict, WhyResult
+from ..cache.why import warm_command as why_warm_command
 from ..text import t
 
 ICONS = {"hit": "✓", "miss": "✗", "bypass": "!", "uncached": "-"}
@@ -16,11 +17,7 @@ MAX_DIFFERENCES = 12
 
 def warm_command(result: WhyResult) -> str:
     """The warm-cache command that warms exactly what ``result.command`` compiles."""
-    cmd = " ".join(shlex.quote(str(a)) for a in result.command)
-    parts = ["flexdoctor", "warm-cache"]
-    if result.cache_source == "--cache-dir":
-        parts += ["--cache-dir", shlex.quote(result.cache_dir)]
-    return " ".join(parts + ["--run", shlex.quote(cmd)])
+    return why_warm_command(result)
 
 
 def _shorter(path: str) -> str:
@@ -98,23 +95,20 @@ def _verdict_text(v: Verdict, wrap) -> list[str]:
     return out
 
 
-def render_text(result: WhyResult, width: int = 100) -> str:
+def wrapper(width: int):
     width = max(60, min(width, 120))
 
     def wrap(text: str, first: str, rest: str) -> list[str]:
         return textwrap.wrap(text, width, initial_indent=first, subsequent_indent=rest,
                              break_long_words=False, break_on_hyphens=False) or [first.rstrip()]
 
-    cmd = " ".join(shlex.quote(str(a)) for a in result.command)
-    out = [t("why.header", command=cmd)]
-    if result.error:
-        out.append(t("why.failed", error=result.error))
-    elif result.seconds is not None:
-        out.append(t("why.ran", seconds=f"{result.seconds:.1f}", code=result.returncode))
-    out.append(t("why.cache_dir", path=result.cache_dir, source=result.cache_source))
-    if result.torch_version:
-        out.append(t("why.torch", version=result.torch_version))
-    out.append(t("why.warmed", count=result.warmed) if result.warmed else t("why.warmed_none", version=__version__))
+    return wrap
+
+
+def section_lines(result: WhyResult, wrap) -> list[str]:
+    """The verdicts, their summary and the fix: what `cache why` says after its header, and the
+    cache section of `flexdoctor trace`."""
+    out = []
     if result.problem:
         out.append("")
         out += wrap("! " + t(f"why.problem.{result.problem}", what=", ".join(result.disabled_by),
@@ -127,6 +121,22 @@ def render_text(result: WhyResult, width: int = 100) -> str:
         out += ["", t("why.summary", hit=c["hit"], miss=c["miss"], bypass=c["bypass"], total=len(result.verdicts))]
         if c["miss"]:
             out += [t("why.fix"), f"  $ {warm_command(result)}"]  # never wrapped: it is copied as it is
+    return out
+
+
+def render_text(result: WhyResult, width: int = 100) -> str:
+    wrap = wrapper(width)
+    cmd = " ".join(shlex.quote(str(a)) for a in result.command)
+    out = [t("why.header", command=cmd)]
+    if result.error:
+        out.append(t("why.failed", error=result.error))
+    elif result.seconds is not None:
+        out.append(t("why.ran", seconds=f"{result.seconds:.1f}", code=result.returncode))
+    out.append(t("why.cache_dir", path=result.cache_dir, source=result.cache_source))
+    if result.torch_version:
+        out.append(t("why.torch", version=result.torch_version))
+    out.append(t("why.warmed", count=result.warmed) if result.warmed else t("why.warmed_none", version=__version__))
+    out += section_lines(result, wrap)
     if result.trace_dir:
         out.append(t("why.trace_kept", path=result.trace_dir))
     return "\n".join(out) + "\n"
@@ -152,16 +162,11 @@ def _verdict_dict(v: Verdict) -> dict:
     }
 
 
-def render_json(result: WhyResult) -> str:
-    doc = {
-        "schema_version": SCHEMA_VERSION,
-        "flexdoctor_version": __version__,
-        "command": list(result.command),
+def section_dict(result: WhyResult) -> dict:
+    """The cache section as data (`cache why --format json` and `trace --format json`)."""
+    return {
         "cache_dir": result.cache_dir,
         "cache_source": result.cache_source,
-        "returncode": result.returncode,
-        "error": result.error,
-        "seconds": result.seconds,
         "torch_version": result.torch_version,
         "trace_files": result.trace_files,
         "compiles": result.compiles,
@@ -171,7 +176,19 @@ def render_json(result: WhyResult) -> str:
         "summary": result.counts(),
         "graphs": [_verdict_dict(v) for v in result.verdicts],
         "fix": warm_command(result) if result.counts()["miss"] else None,
+    }
+
+
+def render_json(result: WhyResult) -> str:
+    doc = {
+        "schema_version": SCHEMA_VERSION,
+        "flexdoctor_version": __version__,
+        "command": list(result.command),
+        "returncode": result.returncode,
+        "error": result.error,
+        "seconds": result.seconds,
         "trace_dir": result.trace_dir,
+        **section_dict(result),
     }
     return json.dumps(doc, indent=2, sort_keys=True, ensure_ascii=False) + "\n"
 

@@ -133,6 +133,7 @@ class Process:
     log: Optional[TorchLog] = None
     phases: list = field(default_factory=list)  # Phase
     frames: list = field(default_factory=list)  # FrameTime
+    segments: list = field(default_factory=list)  # the time line: [phase, t0, t1], in order
     milestones: dict = field(default_factory=dict)  # name -> seconds since start
     first_forward_end: Optional[str] = None  # what cut first_forward: backward | step | last_compile
 

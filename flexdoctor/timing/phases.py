@@ -76,8 +76,9 @@ def _candidates(p: Process) -> list:
     return out
 
 
-def sweep(candidates: list, start: float, stop: float) -> dict:
-    """(phase, compile index) -> seconds: each moment in [start, stop) to its winning interval."""
+def sweep(candidates: list, start: float, stop: float, segments: Optional[list] = None) -> dict:
+    """(phase, compile index) -> seconds: each moment in [start, stop) to its winning interval;
+    ``segments`` (if given) gets the time line: [phase, t0, t1], neighbours of one phase merged."""
     spans = []
     for level, s in candidates:
         t0, t1 = max(s.t0, start), min(s.t1, stop)
@@ -96,6 +97,11 @@ def sweep(candidates: list, start: float, stop: float) -> dict:
             s = spans[active[0][-1]][3]
             key = (s.kind, s.compile)
             out[key] = out.get(key, 0.0) + (t - prev)
+            if segments is not None:
+                if segments and segments[-1][0] == s.kind and segments[-1][2] >= prev:
+                    segments[-1][2] = t
+                else:
+                    segments.append([s.kind, prev, t])
         prev = max(prev, t)
         if opening:
             level, t0, t1, _ = spans[i]
@@ -125,7 +131,8 @@ def analyse(p: Process) -> None:
         p.exit = max((t for t in (p.atexit, p.end, p.boot) if t is not None), default=None)
     if p.start is None or p.exit is None or p.exit < p.start:
         return
-    owned = sweep(_candidates(p), p.start, p.exit)
+    p.segments = []
+    owned = sweep(_candidates(p), p.start, p.exit, p.segments)
     totals: dict = {}
     frames: dict = {}
     for (phase, index), seconds in owned.items():
