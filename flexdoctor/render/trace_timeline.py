@@ -22,7 +22,8 @@ MIN_PX = 0.25  # segments narrower than this are not drawn (they still count in 
 
 
 def _e(text: object) -> str:
-    return html.escape(str(text), quote=True)
+    """Text as HTML: control characters written as \\xNN (trace_view.show), markup escaped."""
+    return html.escape(trace_view.show(str(text)), quote=True)
 
 
 def _step(span: float) -> float:

@@ -255,6 +255,8 @@ def _cache_lines(result: TraceResult, wrap) -> list:
     out = ["", t("trace.title.cache")]
     if not why.verdicts and why.problem in ("no_trace", "no_compile"):
         return out + wrap(t("trace.cache_nothing"), "  ", "    ")
+    if not why.verdicts and why.problem == "no_lookups":
+        return out + wrap(t("trace.cache_no_lookups", count=why.compiles), "  ", "    ")
     return out + why_view.section_lines(why, wrap)
 
 
