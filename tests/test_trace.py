@@ -25,6 +25,7 @@ from flexdoctor import timing
 from flexdoctor.render import trace_timeline, trace_view
 from flexdoctor.timing import boot, phases, torchlog
 from flexdoctor.timing.model import Measurement, Process, Span, TorchLog
+from flexdoctor.timing.runner import assemble
 from flexdoctor.trace import findings as judge
 from flexdoctor.trace.model import Finding, TraceResult
 
@@ -88,8 +89,7 @@ def recorded(tmp_path) -> Measurement:
     records, logs = boot.read(str(times)), torchlog.read(str(trace_dir))
     (pid, proc), = records.items()
     m = Measurement(command=["python", "silent.py"], returncode=0, spawn=proc.start)
-    m.processes = timing.measure.__globals__["assemble"](pid, proc.start, records, logs,
-                                                         {pid: proc.facts and proc.atexit + 1.0})
+    m.processes = assemble(pid, proc.start, records, logs, {pid: proc.atexit + 1.0})
     m.wall = m.top.wall
     return m
 
@@ -134,6 +134,46 @@ def test_advice_for_the_recorded_run(recorded):
     assert advice["recompile_limit"].args["knob"] == "recompile_limit" and advice["recompile_limit"].command is None
     assert "print" in advice["graph_break"].args["hint"]
     assert "compile_threads" not in advice  # no compile-worker pool on a CPU torch without Triton
+
+
+@pytest.mark.parametrize("reason, knob", [
+    ("Dynamo recompile limit exceeded\n  Explanation: ... exceeding the recompile_limit cache size limit "
+     "(currently set to 8).", "recompile_limit"),  # 2.13
+    ("recompile_limit reached", "recompile_limit"),  # 2.7-2.12
+    ("cache_size_limit reached", "cache_size_limit"),  # 2.5, 2.6
+    ("accumulated_cache_size_limit reached", "accumulated_cache_size_limit"),
+    ("Unsupported Tensor.item() call", None),
+])
+def test_the_recompile_limit_in_every_torchs_words(reason, knob):
+    from flexdoctor.timing.model import Compile
+
+    c = Compile("0/8", name="f", fail_type="Unsupported", fail_reason=reason)
+    p = Process(pid=1, start=0.0, log=TorchLog(pid=1, compiles=[c]))
+    got = judge.process_findings(p)
+    assert [f.args["knob"] for f in got if f.code == "recompile_limit"] == ([knob] if knob else [])
+
+
+def test_the_recompile_limit_says_after_which_optimizer_step(recorded):
+    p = recorded.top
+    hit = [c for c in p.log.compiles if c.limit_hit][0]
+    p.steps = [hit.start - 2.0, hit.start - 1.0, hit.start + 1.0]
+    f = [f for f in judge.findings(recorded, None) if f.code == "recompile_limit"][0]
+    assert f.args["steps"] == 2
+    assert "after optimizer step 2" in trace_view.finding_text(f)
+
+
+def test_measure_reruns_the_command_with_the_advised_setting():
+    from flexdoctor.trace.model import Advice
+    from flexdoctor.trace.tracer import _measure_advice
+
+    argv = [sys.executable, "-c", "import os, time; time.sleep(0.05 if os.environ.get('FD_TEST_FAST') else 0.6)"]
+    kw = {"env": dict(os.environ), "timeout": 60, "stdout": None}
+    result = TraceResult(command=argv, cache_dir="", measurement=timing.measure(argv, **kw),
+                         advice=[Advice("compile_threads", env={"FD_TEST_FAST": "1"})])
+    _measure_advice(result, argv, kw)
+    measured = result.advice[0].measured
+    assert [r.env_changes for r in result.reruns] == [{"FD_TEST_FAST": "1"}]
+    assert measured["without"] >= 0.6 and measured["with"] < measured["without"] - 0.3
 
 
 def test_the_pool_advice_when_every_graph_hit(recorded):

@@ -12,7 +12,7 @@ of checks or of words: those are the floors above.
 
 from __future__ import annotations
 
-from .measure import compare, measure
+from .runner import compare, measure
 from .model import COMPILE_PHASES, PHASES, Compile, Measurement, Phase, Process
 
 __all__ = ["COMPILE_PHASES", "PHASES", "Compile", "Measurement", "Phase", "Process", "compare", "measure"]

@@ -6,6 +6,7 @@ records of the bootstrap, of torch and of flexdoctor's own watcher line up acros
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from typing import Optional
 
@@ -34,6 +35,7 @@ PHASES = (
 # first step (no backward call, no optimizer step): they are cut at the end of the last compile.
 COMPILE_PHASES = ("dynamo", "cache", "compile", "kernel_load")
 FLEX_FILE = "torch/nn/attention/flex_attention.py"
+_LIMIT = re.compile(r"(recompile|cache[_ ]size)[_ ]limit", re.I)
 FLEX_EAGER_FRAME = "_flex_attention_hop_wrapper"
 
 
@@ -78,8 +80,9 @@ class Compile:
 
     @property
     def limit_hit(self) -> bool:
-        text = f"{self.fail_reason or ''}".lower()
-        return "recompile limit" in text or "cache_size_limit" in text or "cache size limit" in text
+        """Dynamo gave up on this frame: "Dynamo recompile limit exceeded" (2.13), "recompile_limit
+        reached" / "cache_size_limit reached" (older; also the accumulated_* limits)."""
+        return bool(_LIMIT.search(self.fail_reason or ""))
 
 
 @dataclass

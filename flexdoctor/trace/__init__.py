@@ -10,6 +10,6 @@ and the recompile limit, graph breaks, cache misses) and what to change, measure
 from __future__ import annotations
 
 from .model import SCHEMA_VERSION, Advice, Finding, TraceResult
-from .run import run
+from .tracer import run
 
 __all__ = ["SCHEMA_VERSION", "Advice", "Finding", "TraceResult", "run"]

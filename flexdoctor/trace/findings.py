@@ -16,7 +16,7 @@ from ..timing.model import Compile
 from .model import FAIL, WARN, Advice, Finding
 
 _LIMIT = re.compile(r"currently set to (\d+)")
-_KNOB = re.compile(r"\b(recompile_limit|cache_size_limit)\b")
+_KNOB = re.compile(r"\b((?:accumulated_)?(?:recompile_limit|cache_size_limit))\b")
 _SIZE = re.compile(r"tensor '([^']+)' size mismatch at index (\d+)")
 _SOURCE = re.compile(r"^L\['([A-Za-z_]\w*)'\]\.size\(\)\[(\d+)\]$")
 MAX_DETAILS = 6
