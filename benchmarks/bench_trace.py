@@ -58,10 +58,16 @@ def traced(argv: list, env: dict, cache: str) -> tuple:
 
 
 def overhead(step: list, env: dict, cache: str, runs: int) -> tuple:
+    """Pairs, the order alternating (plain first, then traced first) so a drift in the machine's
+    load falls on both sides."""
     rows, last = [], None
-    for _ in range(runs):
-        p = plain(step, env)
-        wall, whole, last = traced(step, env, cache)
+    for i in range(runs):
+        if i % 2 == 0:
+            p = plain(step, env)
+            wall, whole, last = traced(step, env, cache)
+        else:
+            wall, whole, last = traced(step, env, cache)
+            p = plain(step, env)
         rows.append({"plain": p, "traced": wall, "trace_call": whole})
     return rows, last
 
@@ -69,9 +75,10 @@ def overhead(step: list, env: dict, cache: str, runs: int) -> tuple:
 def baseline(step: list, env: dict, advised: dict, runs: int, device: str) -> list:
     code = "import torch, torch._inductor.compile_fx" + ("; torch.zeros(1, device='cuda')" if device == "cuda" else "")
     rows = []
-    for _ in range(runs):
-        rows.append({"baseline": plain([sys.executable, "-c", code], env), "step": plain(step, env),
-                     "step_advised": plain(step, {**env, **advised})})
+    for i in range(runs):
+        order = [("baseline", [sys.executable, "-c", code], env), ("step", step, env),
+                 ("step_advised", step, {**env, **advised})]
+        rows.append({name: plain(argv, e) for name, argv, e in (order if i % 2 == 0 else order[::-1])})
     return rows
 
 
@@ -85,8 +92,10 @@ def report(over: list, base: list, advised: dict, result, args) -> str:
     m = result.measurement
     top = m.workers()[0]
     phases = ", ".join(f"{p.name} {p.seconds:.2f}" for p in top.phases)
+    load = os.getloadavg()[0] if hasattr(os, "getloadavg") else float("nan")
     lines = [
-        f"command: `{shlex.join(args.step)}` ({args.runs} runs each, interleaved, medians; warm cache)",
+        f"command: `{shlex.join(args.step)}` ({args.runs} runs each, interleaved, order alternating, medians;"
+        f" warm cache; load average {load:.1f} on {os.cpu_count()} CPUs at the end)",
         "",
         "| measure | seconds / ratio |", "| --- | --- |",
         f"| step, plain | {med(over, 'plain'):.2f} s |",

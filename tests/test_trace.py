@@ -283,6 +283,13 @@ def test_measure_times_a_plain_python_command():
     assert p.seconds("script") >= 0.29 and p.seconds("other") == 0
 
 
+def test_measure_feeds_a_workers_lines_as_warm_cache_verification_would():
+    lines = []
+    m = timing.measure([sys.executable, "-c", "import sys; print('@@one'); sys.stderr.write('two\\n')"],
+                       env=dict(os.environ), on_line=lines.append)
+    assert m.returncode == 0 and sorted(lines) == ["@@one", "two"] and m.top.phases
+
+
 def test_measure_a_command_that_cannot_start():
     m = timing.measure(["no-such-command-flexdoctor-trace"])
     assert not m.started and m.start_error and m.processes == []

@@ -58,11 +58,12 @@ def trace(
     """Where did the time go? Run CMD timed phase by phase, per process and per rank.
 
     Runs CMD (your own step; under torchrun too) with torch's structured trace (TORCH_TRACE) and a
-    timing bootstrap that only records: interpreter start, import torch, Dynamo/Inductor import,
-    the compile-worker pool, Dynamo tracing, cache lookups (hit, miss, bypass and why: the section
-    `flexdoctor cache why` prints), compiling, kernel loading, first forward, first backward, later
-    steps and exit add up to the wall time. Then what went wrong silently (flex_attention running
-    uncompiled, recompiles and the recompile limit, graph breaks, cache misses) and what to change.
+    timing bootstrap that only records times, and splits each process's wall time into phases:
+    interpreter start, import torch, Dynamo/Inductor import, the compile-worker pool, Dynamo
+    tracing, cache lookups (hit, miss, bypass and why: the section `flexdoctor cache why` prints),
+    compiling, kernel loading, first forward, first backward, later steps and exit. Then what went
+    wrong silently (flex_attention running uncompiled, recompiles and the recompile limit, graph
+    breaks, cache misses) and what to change.
     Exit codes: 0 nothing went wrong, 1 a finding or the command failed, 2 usage error.
 
     Examples:

@@ -123,10 +123,13 @@ def assemble(top_pid: int, spawn: float, records: dict, logs: dict, exits: dict)
 
 def measure(argv: list, env: Optional[dict] = None, timeout: Optional[float] = None,
             stdout: Optional[int] = None, keep_trace: Optional[str] = None,
-            inspect: Optional[Callable[[str], object]] = None, settings: Optional[dict] = None) -> Measurement:
-    """Run ``argv`` (its output on the terminal, or its stdout to the descriptor ``stdout``) with
-    ``settings`` added to ``env``; ``inspect(trace_dir)`` is called before the trace is removed
-    (its value lands in ``Measurement.inspected``). Never raises for the command's sake."""
+            inspect: Optional[Callable[[str], object]] = None, settings: Optional[dict] = None,
+            on_line: Optional[Callable[[str], None]] = None) -> Measurement:
+    """Run ``argv`` with ``settings`` added to ``env``: its output on the terminal, or its stdout to
+    the descriptor ``stdout``, or (``on_line``) each line of its stdout and stderr fed to
+    ``on_line`` as it comes (a worker script's wire: ``worker.run.Reader.feed``).
+    ``inspect(trace_dir)`` is called before the trace is removed (its value lands in
+    ``Measurement.inspected``). Never raises for the command's sake."""
     base = dict(os.environ if env is None else env)
     base.update(settings or {})
     result = Measurement(command=list(argv), env_changes=dict(settings or {}))
@@ -134,7 +137,10 @@ def measure(argv: list, env: Optional[dict] = None, timeout: Optional[float] = N
     try:
         watcher = Watcher(folders.records)
         result.spawn = time.time()
-        child = worker_run.start(argv, folders.env(base), terminal=True, stdout=stdout)
+        if on_line is not None:
+            child = worker_run.start(argv, folders.env(base), on_line=on_line, merge_stderr=True)
+        else:
+            child = worker_run.start(argv, folders.env(base), terminal=True, stdout=stdout)
         if isinstance(child, worker_run.Completed):
             result.started, result.start_error, result.start_errno = False, child.start_error, child.start_errno
             return result
