@@ -214,6 +214,19 @@ def test_outside_text_cannot_forge_lines_or_markup(recorded, tmp_path):
         assert external not in page
 
 
+def test_the_cache_section_escapes_what_the_trace_said(tmp_path):
+    """The section `cache why` and `trace` share: frame names, paths and torch's bypass reasons
+    come from the traced program."""
+    from flexdoctor.cache.why import Verdict, WhyResult
+    from flexdoctor.render import why_view
+
+    v = Verdict(compile_id="0/0", frame="f\x1b[2J", filename="/x/\x1b]0;owned\x07.py", line=3, status="bypass",
+                reasons=["bypass"], bypass=["custom pass\x1b[31m"])
+    why = WhyResult(command=["python"], cache_dir=str(tmp_path), verdicts=[v])
+    text = "\n".join(why_view.section_lines(why, why_view.wrapper(100)))
+    assert "\x1b" not in text and "\x07" not in text and text.count("\\x1b") == 3
+
+
 # --------------------------------------------------------------------------- the bootstrap
 
 def test_the_bootstrap_is_stdlib_python38_and_never_imports_flexdoctor():

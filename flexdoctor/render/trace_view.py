@@ -140,7 +140,7 @@ def _frame_line(p: Process, f) -> str:
 
 def frame_lines(result: TraceResult) -> list:
     out = []
-    for p in result.measurement.workers()[:1] if len(result.measurement.workers()) > 1 else result.measurement.workers():
+    for p in result.measurement.workers()[:1]:  # several ranks compile the same frames: the first
         if not p.frames or p.log is None:
             continue
         out += ["", t("trace.title.frames", who=who(p))]

@@ -7,6 +7,7 @@ import shlex
 import textwrap
 
 from .. import __version__
+from .clear_view import show
 from ..cache.why import SCHEMA_VERSION, Difference, Verdict, WhyResult
 from ..cache.why import warm_command as why_warm_command
 from ..text import t
@@ -32,13 +33,13 @@ def _shorter(path: str) -> str:
 
 def _reason_text(v: Verdict, reason: str) -> str:
     if reason == "bypass":
-        return t("why.reason.bypass", reason="; ".join(r for r in v.bypass if r) or "?")
+        return t("why.reason.bypass", reason=show("; ".join(r for r in v.bypass if r)) or "?")
     if reason == "aot_bypass":
-        return t("why.reason.aot_bypass", reason="; ".join(r for r in v.bypass if r) or "?")
+        return t("why.reason.aot_bypass", reason=show("; ".join(r for r in v.bypass if r)) or "?")
     if reason in ("entry_gone", "entry_unusable"):
-        return t(f"why.reason.{reason}", label=v.closest or "?")
+        return t(f"why.reason.{reason}", label=show(v.closest or "?"))
     if reason == "whole_model":
-        return t("why.reason.whole_model", frame=v.frame or "?")
+        return t("why.reason.whole_model", frame=show(v.frame or "?"))
     return t(f"why.reason.{reason}")
 
 
@@ -57,20 +58,21 @@ def _diff_lines(v: Verdict, wrap) -> list[str]:
         label = t(f"why.name.{d.word}", **d.args) if d.word else d.name
         if d.kind in ("graph", "mod_code"):
             out.append(f"      {kind} ({label}):" if d.warmed or d.now else f"      {kind}: {label}")
-            out += [f"        - {ln}" for ln in (d.warmed or "").splitlines() if ln]
-            out += [f"        + {ln}" for ln in (d.now or "").splitlines() if ln]
+            out += [f"        - {show(ln)}" for ln in (d.warmed or "").splitlines() if ln]
+            out += [f"        + {show(ln)}" for ln in (d.now or "").splitlines() if ln]
         elif d.word == "inputs_other":
-            out += wrap(f"{kind}: {label}", "      ", "        ")
+            out += wrap(f"{kind}: {show(label)}", "      ", "        ")
         else:
-            out += wrap(f"{kind}: {label}: {_value(d, d.warmed)} -> {_value(d, d.now)}", "      ", "        ")
+            out += wrap(f"{kind}: {show(label)}: {show(_value(d, d.warmed))} -> {show(_value(d, d.now))}", "      ",
+                        "        ")
     if len(v.differences) > MAX_DIFFERENCES:
         out.append("      " + t("why.more", count=len(v.differences) - MAX_DIFFERENCES))
     return out
 
 
 def _verdict_text(v: Verdict, wrap) -> list[str]:
-    where = t("why.where", where=_shorter(v.where)) if v.where else ""
-    title = (t("why.graph", id=v.compile_id, frame=v.frame or "?", where=where) if v.compile_id
+    where = t("why.where", where=show(_shorter(v.where))) if v.where else ""
+    title = (t("why.graph", id=show(v.compile_id or ""), frame=show(v.frame or "?"), where=where) if v.compile_id
              else t("why.graph_unknown"))
     rank = t("why.rank", rank=v.rank) if v.rank is not None else ""
     status = t(f"why.via.{v.via}") if v.status == "hit" and v.via else t("why.status." + v.status)
