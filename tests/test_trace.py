@@ -33,6 +33,7 @@ HERE = Path(__file__).parent
 FIX = HERE / "fixtures" / "trace" / "silent_cpu"
 SILENT = HERE / "data" / "trace" / "silent.py"
 RANKS = HERE / "data" / "trace" / "ranks.py"
+POOL = HERE / "data" / "trace" / "pool.py"
 STEP = HERE / "data" / "why" / "flex_step.py"
 SCHEMA = json.loads((HERE.parent / "flexdoctor" / "schema" / "trace.schema.json").read_text())
 BOOT = HERE.parent / "flexdoctor" / "worker" / "_trace_boot" / "sitecustomize.py"
@@ -312,6 +313,7 @@ def test_measure_a_command_that_cannot_start():
 
 def _cli(*args, timeout=600):
     env = dict(os.environ, PYTHONPATH=str(HERE.parent) + os.pathsep + os.environ.get("PYTHONPATH", ""))
+    env.pop("TORCHINDUCTOR_COMPILE_THREADS", None)  # the pool test needs torch's default
     return subprocess.run([sys.executable, "-m", "flexdoctor", *args], capture_output=True, text=True, env=env,
                           timeout=timeout)
 
@@ -416,6 +418,24 @@ def test_real_cache_misses_by_dtype_and_score_mod_against_the_warm_cache(warm_ro
     assert recompiled["args"]["frame"] == "flex_attention" and recompiled["args"]["count"] == 2
     warm = [a for a in doc["advice"] if a["code"] == "warm_cache"][0]
     assert warm["command"].startswith("flexdoctor warm-cache --cache-dir ")
+
+
+@pytest.mark.slow
+def test_real_compile_worker_pool_shutdown_is_timed_and_the_setting_measured(tmp_path):
+    """The headline of issue 23 on CPU: a process that started Inductor's compile-worker pool pays
+    for its shutdown after the last line; trace times it, advises TORCHINDUCTOR_COMPILE_THREADS=1,
+    and --measure runs the command again with it (no pool, no shutdown)."""
+    done = _cli("trace", "--cache-dir", str(tmp_path / "c"), "--format", "json", "--measure", "--",
+                sys.executable, str(POOL))
+    doc = json.loads(done.stdout)
+    assert doc["returncode"] == 0, done.stderr[-3000:]
+    main = {ph["name"]: ph["seconds"] for ph in doc["processes"][0]["phases"]}
+    assert main["exit_pool"] > 0 and main["pool_start"] > 0 and "cache" not in main
+    pool = [a for a in doc["advice"] if a["code"] == "compile_threads"][0]
+    assert pool["args"]["after_warm"] is False and pool["measured"]["exit_pool_without"] > 0
+    assert pool["measured"]["exit_pool_with"] == 0 and pool["measured"]["with"] is not None
+    assert [r["env_changes"] for r in doc["reruns"]] == [{"TORCHINDUCTOR_COMPILE_THREADS": "1"}]
+    assert doc["exit_code"] == 0  # advice is no finding
 
 
 @pytest.mark.slow

@@ -3,9 +3,11 @@
 Every moment from the process's start to its end goes to exactly one phase, so the phases add
 up to the wall time by construction. Three kinds of interval compete for each moment:
 
-- measured spans (level 2): torch's own compile events (Dynamo, cache, compile, kernel loading),
-  the bootstrap's imports and compile-worker pool; the innermost one wins (the latest to start,
-  then the shortest), so an import inside a compile counts as the import;
+- measured spans: the bootstrap's imports and compile-worker pool (level 3: they win over torch's
+  events, so an import inside a compile counts as the import, and the cache key torch computes
+  while starting the pool counts as the pool's start), then torch's own compile events (level 2:
+  Dynamo, cache, compile, kernel loading), the innermost one winning (the latest to start, then
+  the shortest);
 - the first backward call (level 1): what is not a measured span inside it is "first backward";
 - positions (level 0), for everything else: before the bootstrap ran (interpreter start), before
   the first compile (the script), up to the first backward call, or without one the first
@@ -20,7 +22,7 @@ from typing import Optional
 
 from .model import PHASES, FrameTime, Phase, Process, Span
 
-_LEVEL = {"positions": 0, "backward": 1, "measured": 2}
+_LEVEL = {"positions": 0, "backward": 1, "torch": 2, "bootstrap": 3}
 
 
 def _script_end(p: Process) -> float:
@@ -68,7 +70,7 @@ def _positions(p: Process, compile_spans: list) -> list:
 def _candidates(p: Process) -> list:
     """(level, Span) for every interval that may own a moment."""
     torch_spans = list(p.log.spans) if p.log else []
-    out = [(_LEVEL["measured"], s) for s in torch_spans + p.imports + p.pool]
+    out = [(_LEVEL["torch"], s) for s in torch_spans] + [(_LEVEL["bootstrap"], s) for s in p.imports + p.pool]
     if p.backward:
         b = p.backward[0]
         out.append((_LEVEL["backward"], Span("first_backward", b.t0, b.t1)))
