@@ -17,7 +17,7 @@ from .model import FAIL, WARN, Advice, Finding
 
 _LIMIT = re.compile(r"currently set to (\d+)")
 _KNOB = re.compile(r"\b((?:accumulated_)?(?:recompile_limit|cache_size_limit))\b")
-_SIZE = re.compile(r"tensor '([^']+)' size mismatch at index (\d+)")
+_SIZE = re.compile(r"tensor '([A-Za-z_]\w*)' size mismatch at index (\d+)")  # an argument's name only
 _SOURCE = re.compile(r"^L\['([A-Za-z_]\w*)'\]\.size\(\)\[(\d+)\]$")
 MAX_DETAILS = 6
 AOT_MIN_S = 1.0  # Dynamo time (summed over the workers) worth naming AOT precompile for
