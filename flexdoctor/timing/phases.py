@@ -67,6 +67,11 @@ def _positions(p: Process, compile_spans: list) -> list:
     return out
 
 
+def compile_spans(p: Process) -> list:
+    """torch's events that belong to a compile (not, say, a cache key torch computed elsewhere)."""
+    return [s for s in (p.log.spans if p.log else []) if s.compile is not None]
+
+
 def _candidates(p: Process) -> list:
     """(level, Span) for every interval that may own a moment."""
     torch_spans = list(p.log.spans) if p.log else []
@@ -74,7 +79,7 @@ def _candidates(p: Process) -> list:
     if p.backward:
         b = p.backward[0]
         out.append((_LEVEL["backward"], Span("first_backward", b.t0, b.t1)))
-    out += [(_LEVEL["positions"], s) for s in _positions(p, torch_spans)]
+    out += [(_LEVEL["positions"], s) for s in _positions(p, compile_spans(p))]
     return out
 
 
@@ -148,7 +153,7 @@ def analyse(p: Process) -> None:
                 for name in PHASES if totals.get(name, 0.0) > 0.0]
     p.frames = [FrameTime(i, round(sum(parts.values()), 6), {k: round(v, 6) for k, v in parts.items()})
                 for i, parts in sorted(frames.items())]
-    p.milestones = _milestones(p, list(p.log.spans) if p.log else [])
+    p.milestones = _milestones(p, compile_spans(p))
 
 
 def phase_seconds(processes: list, name: str) -> float:
