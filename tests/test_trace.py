@@ -76,6 +76,20 @@ def test_a_process_without_the_bootstrap_is_other_apart_from_torchs_events():
     assert {ph.name: ph.seconds for ph in p.phases} == {"compile": 1.0, "other": 9.0}
 
 
+def test_a_torch_without_chromium_events_still_times_its_compiles(tmp_path):
+    """Without ``chromium_event`` records a compile's metrics (start, entire_frame_compile_time_s)
+    give its span, counted as Dynamo's."""
+    (tmp_path / "dedicated_log_torch_trace_x.log").write_text(
+        'V1124 10:00:00.000000 42 a.py:1] {"dynamo_start": {"stack": [{"line": 3, "name": "f", "filename": "t.py"}]}, '
+        '"frame_id": 0, "frame_compile_id": 0, "attempt": 0}\n'
+        'V1124 10:00:01.000000 42 a.py:1] {"compilation_metrics": {"compile_id": "0/0", "co_name": "f", '
+        '"start_time": 100.0, "entire_frame_compile_time_s": 2.5}, "frame_id": 0, "frame_compile_id": 0, '
+        '"attempt": 0}\n')
+    log = torchlog.read(str(tmp_path))[42]
+    assert [(s.kind, s.t0, s.t1, s.compile) for s in log.spans] == [("dynamo", 100.0, 102.5, 0)]
+    assert log.compiles[0].name == "f" and log.compiles[0].filename == "t.py"
+
+
 # --------------------------------------------------------------------------- a recorded run
 
 @pytest.fixture
@@ -211,6 +225,9 @@ def test_outside_text_cannot_forge_lines_or_markup(recorded, tmp_path):
     assert "\x1b" not in text and "\x07" not in text and "\\x1b" in text and "a.py:1\\nforged" in text
     page = trace_timeline.render(result)
     assert "<script>" not in page and "\x1b" not in page
+    import xml.etree.ElementTree as ET
+
+    ET.fromstring(trace_timeline.svg(result))  # well-formed: every piece of text escaped
     for external in ("src=", "href=", "url(", "@import", "<link", "<script"):
         assert external not in page
 

@@ -284,10 +284,16 @@ class _Reader:
             self.log.spans.append(Span(phase, t0, t, name=name, compile=index))
 
     def done(self) -> None:
-        """Events a crash left open end at the last time seen."""
+        """Events a crash left open end at the last time seen; a compile no event covers (a torch
+        that writes no chromium events) counts as Dynamo time from its own metrics."""
         while self.stack:
             ev = self.stack.pop()
             self.close(ev, self.last_ts if self.last_ts is not None else ev[1])
+        covered = {s.compile for s in self.log.spans}
+        for i, c in enumerate(self.log.compiles):
+            if i not in covered and c.start is not None and c.seconds:
+                self.log.spans.append(Span("dynamo", c.start, c.start + c.seconds, name="compilation_metrics",
+                                           compile=i))
 
 
 def _compile_id(meta: dict) -> Optional[str]:
