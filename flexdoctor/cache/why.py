@@ -421,12 +421,36 @@ def explain(trace: Trace, warmed: list, root: str, disabled_by: Iterable[str] = 
     return verdicts, problem
 
 
+def warm_command(result: WhyResult) -> str:
+    """The warm-cache command that warms exactly what ``result.command`` compiles."""
+    import shlex
+
+    cmd = " ".join(shlex.quote(str(a)) for a in result.command)
+    parts = ["flexdoctor", "warm-cache"]
+    if result.cache_source == "--cache-dir":
+        parts += ["--cache-dir", shlex.quote(result.cache_dir)]
+    return " ".join(parts + ["--run", shlex.quote(cmd)])
+
+
 # --------------------------------------------------------------------------- running
+
+def section(argv: list, tr: Trace, cache_dir: str, cache_source: str, env: dict, **done) -> WhyResult:
+    """The cache section of a traced run: every compiled graph's verdict against what warm-cache
+    warmed in ``cache_dir`` (``done``: returncode, error, seconds, started of the run)."""
+    from . import locations
+
+    warmed = keys_mod.load(cache_dir)
+    off = locations.disabled_by(env)
+    verdicts, problem = explain(tr, warmed, cache_dir, off)
+    return WhyResult(command=list(argv), cache_dir=cache_dir, cache_source=cache_source,
+                     torch_version=tr.torch_version, trace_files=tr.files, compiles=tr.compiles,
+                     warmed=len(warmed), problem=problem, disabled_by=off, verdicts=verdicts, **done)
+
 
 def run(argv: list, cache_dir: str, cache_source: str = "default", timeout: Optional[float] = None,
         keep_trace: Optional[str] = None, env: Optional[dict] = None, stdout: Optional[int] = None) -> WhyResult:
     """Run ``argv`` with TORCHINDUCTOR_CACHE_DIR=cache_dir and TORCH_TRACE set, then judge."""
-    from . import locations, warm
+    from . import warm
 
     base = dict(os.environ if env is None else env)
     trace_dir = keep_trace or tempfile.mkdtemp(prefix="flexdoctor-trace-")
@@ -439,12 +463,6 @@ def run(argv: list, cache_dir: str, cache_source: str = "default", timeout: Opti
     finally:
         if not keep_trace:
             shutil.rmtree(trace_dir, ignore_errors=True)
-    warmed = keys_mod.load(cache_dir)
-    off = locations.disabled_by(base)
-    verdicts, problem = explain(tr, warmed, cache_dir, off)
-    return WhyResult(command=list(argv), cache_dir=cache_dir, cache_source=cache_source,
-                     returncode=done.get("returncode"), error=done.get("error"), seconds=done.get("seconds"),
-                     started=bool(done.get("started", True)),
-                     torch_version=tr.torch_version, trace_files=tr.files, compiles=tr.compiles,
-                     warmed=len(warmed), problem=problem, disabled_by=off, verdicts=verdicts,
-                     trace_dir=keep_trace)
+    return section(argv, tr, cache_dir, cache_source, base, returncode=done.get("returncode"),
+                   error=done.get("error"), seconds=done.get("seconds"), started=bool(done.get("started", True)),
+                   trace_dir=keep_trace)

@@ -140,6 +140,7 @@ from . import explain as _explain  # noqa: E402
 from . import facts as _facts  # noqa: E402
 from . import fleet as _fleet  # noqa: E402
 from . import rules as _rules  # noqa: E402
+from . import trace as _trace  # noqa: E402
 from . import warm_cache as _warm_cache  # noqa: E402
 
 
@@ -158,6 +159,7 @@ app.command("explain", epilog=_epilog("explain"))(_WithLang(_explain.explain))
 app.command("warm-cache", epilog=_epilog("warm-cache"))(_WithLang(_warm_cache.warm_cache))
 app.command("clear-cache", epilog=_epilog("clear-cache"))(_WithLang(_clear_cache.clear_cache))
 app.command("bench", epilog=_epilog("bench"))(_WithLang(_bench.bench))
+app.command("trace", context_settings=_trace.CONTEXT, epilog=_epilog("trace"))(_WithLang(_trace.trace))
 # `fleet` is a group: `fleet merge`, `fleet gather`.
 _fleet.app.command("merge", epilog=_epilog("fleet-merge"))(_WithLang(_fleet.merge))
 _fleet.app.command("gather", epilog=_epilog("fleet-gather"))(_WithLang(_fleet.gather))

@@ -7,7 +7,9 @@ import shlex
 import textwrap
 
 from .. import __version__
+from .clear_view import show
 from ..cache.why import SCHEMA_VERSION, Difference, Verdict, WhyResult
+from ..cache.why import warm_command as why_warm_command
 from ..text import t
 from ._escape import for_json, for_terminal, no_commands
 
@@ -17,11 +19,7 @@ MAX_DIFFERENCES = 12
 
 def warm_command(result: WhyResult) -> str:
     """The warm-cache command that warms exactly what ``result.command`` compiles."""
-    cmd = " ".join(shlex.quote(str(a)) for a in result.command)
-    parts = ["flexdoctor", "warm-cache"]
-    if result.cache_source == "--cache-dir":
-        parts += ["--cache-dir", shlex.quote(result.cache_dir)]
-    return " ".join(parts + ["--run", shlex.quote(cmd)])
+    return why_warm_command(result)
 
 
 def _shorter(path: str) -> str:
@@ -36,13 +34,13 @@ def _shorter(path: str) -> str:
 
 def _reason_text(v: Verdict, reason: str) -> str:
     if reason == "bypass":
-        return t("why.reason.bypass", reason="; ".join(r for r in v.bypass if r) or "?")
+        return t("why.reason.bypass", reason=show("; ".join(r for r in v.bypass if r)) or "?")
     if reason == "aot_bypass":
-        return t("why.reason.aot_bypass", reason="; ".join(r for r in v.bypass if r) or "?")
+        return t("why.reason.aot_bypass", reason=show("; ".join(r for r in v.bypass if r)) or "?")
     if reason in ("entry_gone", "entry_unusable"):
-        return t(f"why.reason.{reason}", label=v.closest or "?")
+        return t(f"why.reason.{reason}", label=show(v.closest or "?"))
     if reason == "whole_model":
-        return t("why.reason.whole_model", frame=v.frame or "?")
+        return t("why.reason.whole_model", frame=show(v.frame or "?"))
     return t(f"why.reason.{reason}")
 
 
@@ -61,20 +59,21 @@ def _diff_lines(v: Verdict, wrap) -> list[str]:
         label = t(f"why.name.{d.word}", **d.args) if d.word else d.name
         if d.kind in ("graph", "mod_code"):
             out.append(f"      {kind} ({label}):" if d.warmed or d.now else f"      {kind}: {label}")
-            out += [f"        - {ln}" for ln in (d.warmed or "").splitlines() if ln]
-            out += [f"        + {ln}" for ln in (d.now or "").splitlines() if ln]
+            out += [f"        - {show(ln)}" for ln in (d.warmed or "").splitlines() if ln]
+            out += [f"        + {show(ln)}" for ln in (d.now or "").splitlines() if ln]
         elif d.word == "inputs_other":
-            out += wrap(f"{kind}: {label}", "      ", "        ")
+            out += wrap(f"{kind}: {show(label)}", "      ", "        ")
         else:
-            out += wrap(f"{kind}: {label}: {_value(d, d.warmed)} -> {_value(d, d.now)}", "      ", "        ")
+            out += wrap(f"{kind}: {show(label)}: {show(_value(d, d.warmed))} -> {show(_value(d, d.now))}", "      ",
+                        "        ")
     if len(v.differences) > MAX_DIFFERENCES:
         out.append("      " + t("why.more", count=len(v.differences) - MAX_DIFFERENCES))
     return out
 
 
 def _verdict_text(v: Verdict, wrap) -> list[str]:
-    where = t("why.where", where=_shorter(v.where)) if v.where else ""
-    title = (t("why.graph", id=v.compile_id, frame=v.frame or "?", where=where) if v.compile_id
+    where = t("why.where", where=show(_shorter(v.where))) if v.where else ""
+    title = (t("why.graph", id=show(v.compile_id or ""), frame=show(v.frame or "?"), where=where) if v.compile_id
              else t("why.graph_unknown"))
     rank = t("why.rank", rank=v.rank) if v.rank is not None else ""
     status = t(f"why.via.{v.via}") if v.status == "hit" and v.via else t("why.status." + v.status)
@@ -99,23 +98,20 @@ def _verdict_text(v: Verdict, wrap) -> list[str]:
     return out
 
 
-def render_text(result: WhyResult, width: int = 100) -> str:
+def wrapper(width: int):
     width = max(60, min(width, 120))
 
     def wrap(text: str, first: str, rest: str) -> list[str]:
         return textwrap.wrap(for_terminal(text), width, initial_indent=first, subsequent_indent=rest,
                              break_long_words=False, break_on_hyphens=False) or [first.rstrip()]
 
-    cmd = " ".join(shlex.quote(str(a)) for a in result.command)
-    out = [t("why.header", command=cmd)]
-    if result.error:
-        out.append(t("why.failed", error=result.error))
-    elif result.seconds is not None:
-        out.append(t("why.ran", seconds=f"{result.seconds:.1f}", code=result.returncode))
-    out.append(t("why.cache_dir", path=result.cache_dir, source=result.cache_source))
-    if result.torch_version:
-        out.append(t("why.torch", version=result.torch_version))
-    out.append(t("why.warmed", count=result.warmed) if result.warmed else t("why.warmed_none", version=__version__))
+    return wrap
+
+
+def section_lines(result: WhyResult, wrap) -> list[str]:
+    """The verdicts, their summary and the fix: what `cache why` says after its header, and the
+    cache section of `flexdoctor trace`."""
+    out = []
     if result.problem:
         out.append("")
         out += wrap("! " + t(f"why.problem.{result.problem}", what=", ".join(result.disabled_by),
@@ -128,6 +124,22 @@ def render_text(result: WhyResult, width: int = 100) -> str:
         out += ["", t("why.summary", hit=c["hit"], miss=c["miss"], bypass=c["bypass"], total=len(result.verdicts))]
         if c["miss"]:
             out += [t("why.fix"), f"  $ {warm_command(result)}"]  # never wrapped: it is copied as it is
+    return out
+
+
+def render_text(result: WhyResult, width: int = 100) -> str:
+    wrap = wrapper(width)
+    cmd = " ".join(shlex.quote(str(a)) for a in result.command)
+    out = [t("why.header", command=cmd)]
+    if result.error:
+        out.append(t("why.failed", error=result.error))
+    elif result.seconds is not None:
+        out.append(t("why.ran", seconds=f"{result.seconds:.1f}", code=result.returncode))
+    out.append(t("why.cache_dir", path=result.cache_dir, source=result.cache_source))
+    if result.torch_version:
+        out.append(t("why.torch", version=result.torch_version))
+    out.append(t("why.warmed", count=result.warmed) if result.warmed else t("why.warmed_none", version=__version__))
+    out += section_lines(result, wrap)
     if result.trace_dir:
         out.append(t("why.trace_kept", path=result.trace_dir))
     # Commands, paths, torch's reasons and graph code are outside text: each line shown as one
@@ -155,16 +167,11 @@ def _verdict_dict(v: Verdict) -> dict:
     }
 
 
-def render_json(result: WhyResult) -> str:
-    doc = {
-        "schema_version": SCHEMA_VERSION,
-        "flexdoctor_version": __version__,
-        "command": list(result.command),
+def section_dict(result: WhyResult) -> dict:
+    """The cache section as data (`cache why --format json` and `trace --format json`)."""
+    return {
         "cache_dir": result.cache_dir,
         "cache_source": result.cache_source,
-        "returncode": result.returncode,
-        "error": result.error,
-        "seconds": result.seconds,
         "torch_version": result.torch_version,
         "trace_files": result.trace_files,
         "compiles": result.compiles,
@@ -174,7 +181,19 @@ def render_json(result: WhyResult) -> str:
         "summary": result.counts(),
         "graphs": [_verdict_dict(v) for v in result.verdicts],
         "fix": warm_command(result) if result.counts()["miss"] else None,
+    }
+
+
+def render_json(result: WhyResult) -> str:
+    doc = {
+        "schema_version": SCHEMA_VERSION,
+        "flexdoctor_version": __version__,
+        "command": list(result.command),
+        "returncode": result.returncode,
+        "error": result.error,
+        "seconds": result.seconds,
         "trace_dir": result.trace_dir,
+        **section_dict(result),
     }
     return for_json(json.dumps(doc, indent=2, sort_keys=True, ensure_ascii=False) + "\n")
 
