@@ -29,7 +29,7 @@ from dataclasses import dataclass, field
 from typing import IO, Iterable, Iterator, Optional
 
 from ..wheels import explain_context
-from . import Entry, entries
+from . import Entry, entries, structural
 
 try:  # Python 3.11+
     from re import _parser as _sre_parse  # type: ignore[attr-defined]
@@ -83,10 +83,20 @@ class Result:
     problems: tuple[Problem, ...]
     lines: int  # lines read
     notes: tuple[Problem, ...] = ()  # advisory entries found: harmless notices, not problems
+    answers: tuple = ()  # structural.Answer: errors read by their shape where no entry matched
+    log: Optional["structural.LogFacts"] = None  # what the log says about its machine
 
     @property
     def found(self) -> bool:
-        return bool(self.problems)
+        """A known problem: an entry, or a structural answer (the ``unknown`` fallback is not one)."""
+        return bool(self.problems) or any(a.kind != "unknown" for a in self.answers)
+
+    def ordered(self) -> list:
+        """Every problem and answer, most fundamental first: the entries' ranks and the answers'
+        ranks on one scale, then the line. The first is what ``explain`` puts first."""
+        items = [(p.entry.rank, p.first_line, 0, p) for p in self.problems]
+        items += [(a.rank, a.line, 1, a) for a in self.answers]
+        return [x[-1] for x in sorted(items, key=lambda x: x[:3])]
 
 
 def clean(raw: bytes) -> str:
@@ -428,9 +438,10 @@ class Matcher:
     down the per-line path: the built-in knowledge base has none (tests/test_explain_engine.py)."""
 
     def __init__(self, table: Optional[Iterable[Entry]] = None) -> None:
-        self.entries = tuple(e for e in (table if table is not None else entries().values()) if e.patterns)
+        table = tuple(e for e in (table if table is not None else entries().values()) if e.patterns)
+        self.entries = tuple(e for e in table if not e.layer)  # the knowledge base's entries
         self.units: list[tuple[Entry, str, tuple[re.Pattern, ...]]] = []
-        for e in self.entries:
+        for e in table:
             self.units.append((e, "main", e.regexes))
             if e.near:
                 self.units.append((e, "near", e.near_regexes))
@@ -493,7 +504,7 @@ class Matcher:
 
     def match(self, text: str) -> list[Entry]:
         """Entries any of whose patterns matches ``text``, in table order."""
-        return [e for e, kind, _ in self.match_units(text) if kind == "main"]
+        return [e for e, kind, _ in self.match_units(text) if kind == "main" and not e.layer]
 
 
 _DEFAULT: list = [None, None]  # [entries table, its Matcher]
@@ -503,7 +514,7 @@ def default_matcher() -> Matcher:
     """The Matcher of the whole knowledge base, built once per loaded table."""
     table = entries()
     if _DEFAULT[0] is not table:
-        _DEFAULT[:] = [table, Matcher(table.values())]
+        _DEFAULT[:] = [table, Matcher(list(table.values()) + list(structural.units()))]
     return _DEFAULT[1]
 
 
@@ -537,12 +548,16 @@ class _Scan:
         self.matcher = matcher
         self.found: dict[str, Problem] = {}
         self.near: dict[str, list[int]] = {}  # entry ID -> lines where one of its near patterns matched
+        self.collector = structural.Collector()  # what the structural layer reads (bounded)
+        self.taken: set[int] = set()  # lines an entry matched: the entry answers there
 
     def _add(self, e: Entry, hit: Hit, groups: dict, text: str) -> None:
         problem = self.found.get(e.id)
         if problem is None:
             problem = self.found[e.id] = Problem(e)
         problem.add(hit)
+        if len(self.taken) < MAX_NEAR * 10:
+            self.taken.update(range(hit.first_line or hit.line, hit.line + 1))
         if e.near and len(problem.lines) < MAX_NEAR:
             problem.lines.append(hit)
         for key, value in groups.items():
@@ -556,6 +571,9 @@ class _Scan:
         """Match line ``n`` alone and joined with ``prev``; returns the IDs it matched."""
         ids: set[str] = set()
         for e, kind, groups in self.matcher.match_units(line):
+            if e.layer:
+                self.collector.observe(e, n, line)
+                continue
             if kind == "near":
                 lines = self.near.setdefault(e.id, [])
                 if len(lines) < MAX_NEAR:
@@ -566,7 +584,7 @@ class _Scan:
         if prev is not None and prev.strip() and line.strip():
             for joined in _joins(prev, line):
                 for e, kind, groups in self.matcher.match_units(joined):
-                    if kind == "near" or e.id in ids or e.id in prev_ids:
+                    if e.layer or kind == "near" or e.id in ids or e.id in prev_ids:
                         continue
                     ids.add(e.id)
                     self._add(e, Hit(n, _shorten(prev.strip() + " / " + line.strip()), first_line=n - 1), groups,
@@ -600,7 +618,8 @@ class _Scan:
         key = lambda p: (p.entry.rank, p.first_line, p.entry.id)  # noqa: E731
         problems = sorted((p for p in found if not p.entry.advisory), key=key)
         notes = sorted((p for p in found if p.entry.advisory), key=key)
-        return Result(tuple(problems), lines, tuple(notes))
+        answers, log = structural.interpret(self.collector, self.taken, bool(problems))
+        return Result(tuple(problems), lines, tuple(notes), answers, log)
 
 
 def scan_lines(lines: Iterable[str], matcher: Optional[Matcher] = None) -> Result:
@@ -611,6 +630,8 @@ def scan_lines(lines: Iterable[str], matcher: Optional[Matcher] = None) -> Resul
     n = 0
     for n, line in enumerate(lines, start=1):
         prev_ids = state.visit(n, line, prev, prev_ids)
+        if structural.has_progress(line):
+            state.collector.progress(n)
         prev = line
     return state.result(n)
 
@@ -768,6 +789,9 @@ def scan_blocks(blocks: Iterable[bytes], matcher: Optional[Matcher] = None) -> R
                 prev_ids = visited_ids if ps == visited_start else frozenset()
             visited_ids = state.visit(line_no, line, prev, prev_ids)
             visited_start = s
+        progress = structural.last_progress_in(body)
+        if progress is not None:
+            state.collector.progress(base + 1 + body.count(b"\n", 0, progress))
         last_start = body.rfind(b"\n") + 1
         last_line = _decode(body[last_start:])
         last_ids = visited_ids if visited_start == last_start else frozenset()

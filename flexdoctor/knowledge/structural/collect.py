@@ -1,0 +1,122 @@
+"""What the structural layer keeps while explain scans a log: the shapes found, and what the log says
+about itself (versions, platform, installer, traceback frames, exception lines). Memory is bounded:
+the failure that matters is at the end of a log, so only the last observations of each sort are kept.
+
+``progress`` marks lines that show a run going on (a tqdm rate, a logged loss): an error before the
+last such line was survived, so the structural layer reads only what comes after it (the failure
+region). The explain scanner reports the last progress line (``PROGRESS`` below, found with a C-level
+``bytes.find``), the same way for its block scanner and its per-line reference.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import Counter, deque
+from dataclasses import dataclass, field
+from typing import Optional
+
+PROGRESS = (b"it/s]", b"s/it]", b"'loss':", b"loss=", b"'train_loss':", b"| loss ")
+KEEP = 400  # observations of each sort kept (the last ones)
+
+
+@dataclass(frozen=True)
+class Seen:
+    uid: str
+    line: int
+    text: str
+    groups: dict
+    start: int  # where the pattern matched in ``text``
+    end: int
+
+
+@dataclass
+class Collector:
+    shapes: deque = field(default_factory=lambda: deque(maxlen=KEEP))
+    frames: deque = field(default_factory=lambda: deque(maxlen=KEEP))  # (line, path)
+    exceptions: deque = field(default_factory=lambda: deque(maxlen=KEEP))  # (line, exc, msg, text)
+    tracebacks: deque = field(default_factory=lambda: deque(maxlen=KEEP))  # line numbers
+    errors: deque = field(default_factory=lambda: deque(maxlen=KEEP))  # (line, text) of error: lines
+    versions: dict = field(default_factory=dict)  # torch, cuda, cutag, python, driver_cuda, nvcc, ... (last seen)
+    platforms: Counter = field(default_factory=Counter)
+    conda: bool = False
+    last_progress: int = 0
+
+    def observe(self, entry, line: int, text: str) -> None:
+        """A context or shape unit matched line ``line``."""
+        m = None
+        for r in entry.regexes:
+            m = r.search(text)
+            if m is not None:
+                break
+        if m is None:
+            return
+        uid = entry.symbol
+        groups = {k: v for k, v in m.groupdict().items() if v is not None}
+        if entry.layer == "shape":
+            self.shapes.append(Seen(uid, line, text, groups, m.start(), m.end()))
+        else:
+            self._context(uid, line, text, groups)
+
+    def _context(self, uid: str, line: int, text: str, groups: dict) -> None:
+        if uid.startswith("ctx-") and uid[4:] in ("windows", "macos", "wsl", "linux", "rocm"):
+            self.platforms[uid[4:]] += 1
+        elif uid == "ctx-conda":
+            self.conda = True
+        elif uid == "ctx-frame":
+            self.frames.append((line, groups.get("path", "")))
+        elif uid == "ctx-traceback":
+            self.tracebacks.append(line)
+        elif uid in ("ctx-exception", "ctx-what"):
+            self.exceptions.append((line, groups.get("exc", "c10::Error"), groups.get("msg", ""), text.strip()))
+        elif uid == "ctx-error":
+            self.errors.append((line, text.strip()))
+        else:
+            self._version(text, groups)
+
+    def _version(self, text: str, groups: dict) -> None:
+        if "torch_have" in groups:
+            self.versions["torch"] = groups["torch_have"]
+        elif "torch" in groups and "you have" not in text and "requires" not in text:
+            self.versions["torch"] = groups["torch"]
+        for key in ("cuda", "driver_cuda", "nvcc"):
+            if key in groups:
+                self.versions[key] = groups[key]
+        if "cutag" in groups:
+            self.versions["cutag"] = groups["cutag"][1:]
+        if "cudir" in groups:
+            self.versions["cudir"] = groups["cudir"]
+        py = groups.get("py") or groups.get("pypath") or (("3." + groups["cp"]) if "cp" in groups else None)
+        if py:
+            self.versions["python"] = py if "." in py else py[0] + "." + py[1:]
+
+    def progress(self, line: int) -> None:
+        if line > self.last_progress:
+            self.last_progress = line
+
+
+def has_progress(text: str) -> bool:
+    return any(p.decode() in text for p in PROGRESS)
+
+
+def last_progress_in(body: bytes) -> Optional[int]:
+    """Offset of the last progress marker in ``body``, or None."""
+    best = -1
+    for p in PROGRESS:
+        best = max(best, body.rfind(p))
+    return best if best >= 0 else None
+
+
+_PKG = re.compile(r"[\\/](?:site|dist)-packages[\\/](?P<pkg>[A-Za-z0-9_.-]{1,100})")
+
+
+def package_of(path: str) -> Optional[str]:
+    """The top-level package a path lies in (``.../site-packages/flash_attn/x.py`` -> flash_attn)."""
+    m = None
+    for m in _PKG.finditer(path):
+        pass
+    if m is None:
+        return None
+    pkg = m.group("pkg")
+    if pkg.endswith((".py", ".so", ".pyd")) or pkg.endswith(".dist-info"):
+        pkg = re.split(r"[.]", pkg, 1)[0]
+    return pkg or None
