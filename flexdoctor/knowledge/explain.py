@@ -489,12 +489,16 @@ class Matcher:
                 pos = m.start() + 1
         return frozenset(out)
 
-    def match_units(self, text: str) -> list[tuple[Entry, str, dict]]:
-        """(entry, kind, named groups of the first matching pattern) for every unit matching ``text``."""
+    def match_units(self, text: str, skip: Optional[frozenset] = None) -> list[tuple[Entry, str, dict]]:
+        """(entry, kind, named groups of the first matching pattern) for every unit matching ``text``.
+        ``skip``: IDs whose main units need no search (for a two-line join: the entries either line
+        matched alone); with it, near and structural units are not searched either (joins use neither)."""
         suspects = self._suspects(text)
         out = []
         for i in sorted(suspects):
             e, kind, regexes = self.units[i]
+            if skip is not None and (e.layer or kind == "near" or e.id in skip):
+                continue
             for r in regexes:
                 m = r.search(text)
                 if m is not None:
@@ -583,8 +587,8 @@ class _Scan:
             self._add(e, Hit(n, _shorten(line)), groups, line)
         if prev is not None and prev.strip() and line.strip():
             for joined in _joins(prev, line):
-                for e, kind, groups in self.matcher.match_units(joined):
-                    if e.layer or kind == "near" or e.id in ids or e.id in prev_ids:
+                for e, kind, groups in self.matcher.match_units(joined, skip=frozenset(ids) | prev_ids):
+                    if e.id in ids:  # matched by the first join already
                         continue
                     ids.add(e.id)
                     self._add(e, Hit(n, _shorten(prev.strip() + " / " + line.strip()), first_line=n - 1), groups,

@@ -52,18 +52,23 @@ class Collector:
             return
         uid = entry.symbol
         groups = {k: v for k, v in m.groupdict().items() if v is not None}
+        if uid == "ctx-torch" and "torch" in groups and not _word_start(text, m.start()):
+            return  # "mytorch 1.0", "foo-torch 2.0": not torch
         if entry.layer == "shape":
             self.shapes.append(Seen(uid, line, text, groups, m.start(), m.end()))
+            self._path(text)
         else:
             self._context(uid, line, text, groups)
 
     def _context(self, uid: str, line: int, text: str, groups: dict) -> None:
-        if uid.startswith("ctx-") and uid[4:] in ("windows", "macos", "wsl", "linux", "rocm"):
+        if uid in ("ctx-wsl", "ctx-rocm"):
             self.platforms[uid[4:]] += 1
-        elif uid == "ctx-conda":
-            self.conda = True
+        elif uid == "ctx-platform":
+            self.platforms[platform_hint(text) or "linux"] += 1
         elif uid == "ctx-frame":
-            self.frames.append((line, groups.get("path", "")))
+            path = groups.get("path", "")
+            self.frames.append((line, path))
+            self._path(path)
         elif uid == "ctx-traceback":
             self.tracebacks.append(line)
         elif uid in ("ctx-exception", "ctx-what"):
@@ -89,9 +94,39 @@ class Collector:
         if py:
             self.versions["python"] = py if "." in py else py[0] + "." + py[1:]
 
+    def _path(self, text: str) -> None:
+        """Platform and installer from the paths a line shows (frames, failing files)."""
+        hint = platform_hint(text)
+        if hint:
+            self.platforms[hint] += 1
+        if _CONDA.search(text):
+            self.conda = True
+
     def progress(self, line: int) -> None:
         if line > self.last_progress:
             self.last_progress = line
+
+
+_CONDA = re.compile(r"[\\/](?:ana|mini)conda3[\\/]|[\\/](?:miniforge3|mambaforge|micromamba)[\\/]|/opt/conda/"
+                    r"|[\\/]envs[\\/][\w.-]{1,100}[\\/](?:lib|Lib)[\\/]")
+
+
+def platform_hint(text: str) -> Optional[str]:
+    """windows / macos / linux from a path in ``text``, or None."""
+    if re.search(r"\b[A-Za-z]:\\|\\(?:site|dist)-packages\\|\.dll\b|win_amd64|WinError", text):
+        return "windows"
+    if re.search(r"/Users/\w|/opt/homebrew/|/Library/Frameworks/|\.dylib\b|macosx_1\d|[Dd]arwin", text):
+        return "macos"
+    if re.search(r"/home/\w|/usr/|/opt/|/root/|/(?:site|dist)-packages/|/workspace/|linux", text):
+        return "linux"
+    return None
+
+
+def _word_start(text: str, i: int) -> bool:
+    """Whether a word starting at ``i`` (optionally after "py"/"Py") is not part of a longer name."""
+    if text[max(0, i - 2):i].lower() == "py":
+        i -= 2
+    return i == 0 or not (text[i - 1].isalnum() or text[i - 1] in "_-")
 
 
 def has_progress(text: str) -> bool:

@@ -17,7 +17,7 @@ _SEPS = " \t'\"(:,;=`[{<"
 _SAFE = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.+-]{0,119}")
 
 
-def _name_before(text: str, start: int) -> str:
+def name_before(text: str, start: int) -> str:
     """The file name that ends where a ``.so...`` match starts: back to a separator or a slash."""
     i = start
     while i > 0 and text[i - 1] not in _SEPS and text[i - 1] not in "/\\":
@@ -37,7 +37,7 @@ def library_name(seen: Seen) -> Optional[str]:
         return None
     else:
         so = re.match(r"\.so(?:\.\d+)*", seen.text[seen.start:])
-        name = _name_before(seen.text, seen.start) + (so.group(0) if so else ".so")
+        name = name_before(seen.text, seen.start) + (so.group(0) if so else ".so")
     name = name.strip()
     return name if _SAFE.fullmatch(name) else None
 

@@ -14,6 +14,7 @@ from . import tables
 from .collect import Seen, package_of
 from .context import LogFacts
 from .demangle import demangle
+from .libs import name_before
 from .model import Answer
 
 SAFE = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.+-]{0,119}")
@@ -141,7 +142,7 @@ def _module_fix(mod: str, row: Optional[dict], facts: LogFacts) -> tuple[str, li
 
 def module(seen: Seen, facts: LogFacts) -> Optional[Answer]:
     g = seen.groups
-    mod = g.get("mod") or (g.get("lib") or "").replace("-", "_")
+    mod = g.get("mod") or name_before(seen.text, seen.start).replace("-", "_")
     if not re.fullmatch(r"[A-Za-z_][\w.]{0,199}", mod or ""):
         return None
     if g.get("name"):
@@ -193,11 +194,12 @@ def pip(seen: Seen, facts: LogFacts) -> Optional[Answer]:
         subject = "python"
         cause = t("structural.cause.pip_python", py=g["py"], spec=g.get("spec", "?"))
     else:
-        raw = g.get("req") or g.get("wheel") or ""
+        wheel = not g.get("req")
+        raw = name_before(seen.text, seen.start) if wheel else g["req"]
         name = re.match(r"[A-Za-z0-9][A-Za-z0-9_.-]*", raw)
         if not name:
             return None
-        subject = re.sub(r"-\d.*$", "", name.group(0)) if g.get("wheel") else name.group(0)
+        subject = re.sub(r"[-_.]+", "-", re.sub(r"-\d.*$", "", name.group(0)) if wheel else name.group(0))
         cause = t("structural.cause.pip", req=subject, python=facts.python or "?", platform=facts.platform or "?")
     commands = ["python -m pip debug --verbose"] + ([f"python -m pip index versions {subject}"] if _safe(subject) else [])
     return _answer("pip-no-distribution", subject.lower(), "medium", t("structural.title.pip", req=subject), cause,
