@@ -553,15 +553,16 @@ class _Scan:
         self.found: dict[str, Problem] = {}
         self.near: dict[str, list[int]] = {}  # entry ID -> lines where one of its near patterns matched
         self.collector = structural.Collector()  # what the structural layer reads (bounded)
-        self.taken: set[int] = set()  # lines an entry matched: the entry answers there
+        self.taken: dict[str, set] = {}  # entry ID -> lines it matched: a found entry answers there
 
     def _add(self, e: Entry, hit: Hit, groups: dict, text: str) -> None:
         problem = self.found.get(e.id)
         if problem is None:
             problem = self.found[e.id] = Problem(e)
         problem.add(hit)
-        if len(self.taken) < MAX_NEAR * 10:
-            self.taken.update(range(hit.first_line or hit.line, hit.line + 1))
+        lines = self.taken.setdefault(e.id, set())
+        if len(lines) < MAX_NEAR:
+            lines.update(range(hit.first_line or hit.line, hit.line + 1))
         if e.near and len(problem.lines) < MAX_NEAR:
             problem.lines.append(hit)
         for key, value in groups.items():
@@ -622,7 +623,8 @@ class _Scan:
         key = lambda p: (p.entry.rank, p.first_line, p.entry.id)  # noqa: E731
         problems = sorted((p for p in found if not p.entry.advisory), key=key)
         notes = sorted((p for p in found if p.entry.advisory), key=key)
-        answers, log = structural.interpret(self.collector, self.taken, bool(problems))
+        taken = set().union(*(self.taken.get(p.entry.id, ()) for p in found))
+        answers, log = structural.interpret(self.collector, taken, bool(problems))
         return Result(tuple(problems), lines, tuple(notes), answers, log)
 
 

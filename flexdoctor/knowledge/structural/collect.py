@@ -130,14 +130,35 @@ def _word_start(text: str, i: int) -> bool:
 
 
 def has_progress(text: str) -> bool:
-    return any(p.decode() in text for p in PROGRESS)
+    for p in PROGRESS:
+        marker, start = p.decode(), 0
+        while True:
+            at = text.find(marker, start)
+            if at < 0:
+                break
+            if _real(text, at, marker):
+                return True
+            start = at + 1
+    return False
+
+
+def _real(text, at: int, marker) -> bool:
+    """A tqdm rate counts only with a number before it ("9.50it/s]", not the "?it/s]" of a bar that
+    never moved, which tqdm prints again when an exception closes it)."""
+    return marker[-5:] not in (b"it/s]", "it/s]") or (at > 0 and text[at - 1:at].isdigit())
 
 
 def last_progress_in(body: bytes) -> Optional[int]:
     """Offset of the last progress marker in ``body``, or None."""
     best = -1
     for p in PROGRESS:
-        best = max(best, body.rfind(p))
+        end = len(body)
+        while True:
+            at = body.rfind(p, 0, end)
+            if at < 0 or _real(body, at, p):
+                break
+            end = at + len(p) - 1
+        best = max(best, at)
     return best if best >= 0 else None
 
 
