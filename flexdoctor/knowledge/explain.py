@@ -814,5 +814,26 @@ def scan(stream: IO[bytes], matcher: Optional[Matcher] = None, block: int = BLOC
     return scan_blocks(_blocks(stream, block), matcher)
 
 
+def error_fix(text: str, python: str = "python", torch: Optional[str] = None, cuda: Optional[str] = None):
+    """The structural layer's fix for an error text that no knowledge-base entry matches (a failed
+    ``import torch``, a failed flex compile), so that ``check`` words it as ``explain`` does; None
+    when an entry matches (the caller renders the entry with its own context) or nothing is known.
+    ``torch`` and ``cuda`` (the machine's torch and its CUDA) stand in for what a log says about itself;
+    ``python`` replaces the bare interpreter in the commands (``--python``)."""
+    preamble = f"torch=={torch}\n" if torch and _SAFE_VALUE.fullmatch(torch) else ""
+    if cuda and re.fullmatch(r"\d{1,2}\.\d{1,2}", cuda):
+        preamble += f"CUDA used to build PyTorch: {cuda}\n"
+    result = scan_text(preamble + text)
+    if result.problems:
+        return None
+    answers = [a for a in result.answers if a.kind != "unknown"]
+    if not answers:
+        return None
+    fix = answers[0].fix
+    commands = tuple(python + c[len("python"):] if c.startswith("python ") else c for c in fix.commands)
+    # kb stays None: a structural answer has no entry for `flexdoctor rules` to print
+    return type(fix)(summary=fix.summary, commands=commands, kb=None, links=fix.links)
+
+
 def scan_text(text: str, matcher: Optional[Matcher] = None) -> Result:
     return scan_lines((clean(line.encode("utf-8", "surrogatepass")) for line in text.splitlines()), matcher)

@@ -51,8 +51,30 @@ def symbol_class(sym: str, ver: Optional[str] = None) -> str:
     return "other"
 
 
-def _symbol_fix(cls: str, pkg: Optional[str], facts: LogFacts, ver: Optional[str]) -> tuple[str, list]:
+_CUDA_SYMBOL_LIB = (("nccl", "nccl"), ("cublasLt", "cublaslt"), ("cublas", "cublas"), ("cudnn", "cudnn"),
+                    ("cusparseLt", "cusparselt"), ("cusparse", "cusparse"), ("__nvJitLink", "nvjitlink"),
+                    ("nvJitLink", "nvjitlink"), ("cufft", "cufft"), ("curand", "curand"), ("cusolver", "cusolver"),
+                    ("nvrtc", "nvrtc"), ("cupti", "cupti"), ("cuda", "cudart"))
+
+
+def _torch_cuda_lib(sym: str, facts: LogFacts) -> Optional[tuple[str, list]]:
+    """torch itself misses a symbol of a CUDA library: the nvidia-* package it loads is older
+    than the one torch was built with (a partial upgrade, --no-deps, another copy on the path)."""
+    name = next((lib for prefix, lib in _CUDA_SYMBOL_LIB if sym.startswith(prefix)), None)
+    row = tables.library_row(name) if name else None
+    if row is None or row.get("provider") != "cuda-pip":
+        return None
+    pip = row["pip"].get(str(facts.cuda_major)) if facts.cuda_major else None
+    commands = ["python -m pip check"] + ([f"python -m pip install --upgrade {pip}"] if pip else [])
+    return t("structural.sym.torch_cuda_lib", what=row["what"], pip=pip or row["what"]), commands
+
+
+def _symbol_fix(cls: str, pkg: Optional[str], facts: LogFacts, ver: Optional[str], sym: str = "") -> tuple[str, list]:
     dist = _dist_of(pkg)
+    if cls == "cuda" and pkg == "torch":
+        found = _torch_cuda_lib(sym, facts)
+        if found:
+            return found
     if cls == "torch" and dist:
         row = tables.module_row(pkg or "") or {}
         if row.get("rule") == "torch-pair":
@@ -80,7 +102,7 @@ def symbol(seen: Seen, facts: LogFacts) -> Optional[Answer]:
     ver = g.get("ver")
     cls = symbol_class(sym, ver)
     pkg = package_of(seen.text[: seen.start]) or facts.package
-    summary, commands = _symbol_fix(cls, pkg, facts, ver)
+    summary, commands = _symbol_fix(cls, pkg, facts, ver, sym)
     shown = (demangle(sym) or sym or ver or "?")[:200]
     confidence = "high" if cls in ("torch", "libstdc++", "glibc", "mkl") and (pkg or cls != "torch") else "medium"
     return _answer("undefined-symbol", cls, confidence, t("structural.title.symbol", symbol=shown),
