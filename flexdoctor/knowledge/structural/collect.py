@@ -53,7 +53,7 @@ class Collector:
         uid = entry.symbol
         groups = {k: v for k, v in m.groupdict().items() if v is not None}
         if uid == "ctx-torch" and "torch" in groups and not _word_start(text, m.start()):
-            return  # "mytorch 1.0", "foo-torch 2.0": not torch
+            return  # "mytorch==1.0", "foo-torch-2.0": not torch
         if entry.layer == "shape":
             self.shapes.append(Seen(uid, line, text, groups, m.start(), m.end()))
             self._path(text)

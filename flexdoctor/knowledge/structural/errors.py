@@ -81,7 +81,7 @@ def nccl(seen: Seen, facts: LogFacts) -> Optional[Answer]:
 
 
 def _status_row(num: str) -> Optional[dict]:
-    value = int(num, 16) if num.lower().startswith("0x") else int(num)
+    value = int(num, 16) if num.lower().startswith(("0x", "c0000")) else int(num)
     for row in tables.windows_statuses():
         if value == int(row["code"], 16) or value in row["decimal"]:
             return row
@@ -94,7 +94,8 @@ def windows(seen: Seen, facts: LogFacts) -> Optional[Answer]:
         row = next((r for r in tables.windows_errors() if r["code"] == int(g["code"])), None)
         subject = g["code"]
     else:
-        row = _status_row(g.get("num", "0"))
+        num = g.get("num", "0")
+        row = next((r for r in tables.windows_errors() if str(r["code"]) == num), None) or _status_row(num)
         subject = row["code"] if row else ""
     if row is None:
         return None

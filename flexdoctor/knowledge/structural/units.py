@@ -17,8 +17,10 @@ from .. import Entry
 
 _NAME = r"[\w+.-]{1,120}"
 _EXC = (r"^\s*(?:\[rank\d{1,5}\]:\s*)?(?:[A-Za-z_]\w{0,60}\.){0,8}"
-        r"(?P<exc>[A-Za-z_]\w{0,80}?(?:Error|Exception|Exit|Interrupt|Failed|Failure|Fault))"
+        r"(?P<exc>[A-Za-z_]\w{0,80}?(?:Error|Exception|Failed|Failure))"
         r"(?:: ?(?P<msg>[^\n]{0,2000}))?$")
+
+_TORCH_V = r"\d{1,2}\.\d{1,3}(?:\.\d{1,3})?(?:\+(?:cu\d{2,3}|cpu|rocm\d{1,2}(?:\.\d{1,2}){0,2}|xpu))?"
 
 # (id, layer, patterns)
 UNITS = (
@@ -50,7 +52,7 @@ UNITS = (
     ("version", "shape", (
         r"requires (?P<pkg>[A-Za-z][\w.-]{0,80})(?P<spec>(?:[<>=!~]=?[\w.*+-]{1,40},?){1,4}), but you have "
         r"(?P<have_pkg>[\w.-]{1,80}) (?P<have>[\w.+-]{1,40}) which is incompatible",
-        r"(?:built|compiled) (?:for|with|against) (?P<what>[A-Za-z][\w-]{0,40}) ?(?P<built>\d{1,3}\.\d{1,3}(?:\.\d{1,3})?)"
+        r"built (?:for|with|against) (?P<what>[A-Za-z][\w-]{0,40}) ?(?P<built>\d{1,3}\.\d{1,3}(?:\.\d{1,3})?)"
         r"[^\n]{0,120}?(?:you have|but (?:found|got|the current|your)|installed(?: version)? is) (?P<have>\d{1,3}\.\d{1,3}(?:\.\d{1,3})?)",
         r"requires (?P<pkg2>torch|PyTorch|transformers|diffusers|accelerate|triton|xformers|numpy|python|Python) ?"
         r"(?P<op>>=|==|~=|>|<=|<) ?(?P<ver>\d{1,3}(?:\.\d{1,4}){0,3})",
@@ -76,8 +78,7 @@ UNITS = (
     )),
     ("winerror", "shape", (
         r"\[WinError (?P<code>\d{1,5})\]",
-        r"rror code (?P<num>-?\d{1,10}|0x[0-9A-Fa-f]{8})", r"exit code (?P<num>-?\d{1,10}|0x[0-9A-Fa-f]{8})",
-        r"exit status (?P<num>-?\d{1,10})",
+        r"Error code (?P<num>\d{1,5})\b", r"\(?0x(?P<num>C0000[0-9A-Fa-f]{3})\b",
     )),
     ("triton-res", "shape", (
         r"out of resource: (?P<res>[a-z][\w ]{0,40}?), Required: (?P<req>\d{1,12}), Hardware limit: (?P<lim>\d{1,12})",
@@ -94,10 +95,14 @@ UNITS = (
         r" is not supported on (?P<backend2>MPS|ROCm|HIP|XPU|CPU)\b",
     )),
     # --- context --------------------------------------------------------------------------------------
+    # torch's version as logs state it: collect_env and `transformers-cli env` ("PyTorch version: 2.5.1"),
+    # ComfyUI ("pytorch version: 2.5.1+cu124"), pip freeze ("torch==2.5.1"), wheel and dist-info names
+    # ("torch-2.5.1+cu124-cp311-..."), xformers' "(you have 2.1.0+cu121)". A bare "torch" is no trigger:
+    # it is on every traceback frame of a healthy log's warnings.
     ("ctx-torch", "context", (
-        r"[Tt]orch(?:\s{1,4}[Vv]ersion)?(?::\s{0,4}|==|\s{1,4}|-)v?"
-        r"(?P<torch>\d{1,2}\.\d{1,3}(?:\.\d{1,3})?(?:\+(?:cu\d{2,3}|cpu|rocm\d{1,2}(?:\.\d{1,2}){0,2}|xpu))?)(?![\w.])",
-        r"you have (?P<torch_have>\d{1,2}\.\d{1,3}\.\d{1,3}\+(?:cu\d{2,3}|cpu|rocm[\d.]{1,8}))",
+        r"(?:[Pp]y)?[Tt]orch [Vv]ersion(?: \(GPU\?\))?:? {0,4}v?(?P<torch>" + _TORCH_V + r")(?![\w.])",
+        r"torch==(?P<torch>" + _TORCH_V + r")(?![\w])",
+        r"torch-(?P<torch>" + _TORCH_V + r")(?![\w])",
     )),
     ("ctx-cuda", "context", (
         r"CUDA used to build PyTorch: (?P<cuda>\d{1,2}\.\d)",
@@ -109,12 +114,10 @@ UNITS = (
     ("ctx-python", "context", (
         r"[Pp]ython(?: [Vv]ersion)?:? (?P<py>3\.\d{1,2})\.\d{1,3}\b",
         r"[\\/][Pp]ython(?P<pypath>3\.?\d{1,2})[\\/](?:site|dist)-packages",
-        r"-cp3(?P<cp>\d{1,2})-",
     )),
     ("ctx-wsl", "context", (r"microsoft-standard-WSL", r"/usr/lib/wsl/", r"\bWSL2?\b")),
     ("ctx-rocm", "context", (r"\+rocm\d", r"ROCm", r"HIP error", r"amdgpu")),
-    ("ctx-platform", "context", (r"win_amd64|python_embeded|\bWinError\b", r"macosx_1\d|[Dd]arwin|/opt/homebrew/",
-                                 r"linux_x86_64|x86_64-linux-gnu|manylinux")),
+    ("ctx-platform", "context", (r"win_amd64|python_embeded|\bWinError\b", r"macosx_1\d|[Dd]arwin|/opt/homebrew/")),
     ("ctx-frame", "context", (r"File \"(?P<path>[^\"\n]{1,500})\", line \d{1,7}",)),
     ("ctx-traceback", "context", (r"Traceback \(most recent call last\)",)),
     ("ctx-exception", "context", (_EXC,)),
