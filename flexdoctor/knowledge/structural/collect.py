@@ -101,6 +101,10 @@ class Collector:
             self.platforms[hint] += 1
         if _CONDA.search(text):
             self.conda = True
+        py = _PYPATH.search(text)  # .../python3.11/site-packages/...: the Python that ran it
+        if py:
+            digits = py.group(1).replace(".", "")
+            self.versions["python"] = digits[0] + "." + digits[1:]
 
     def progress(self, line: int) -> None:
         if line > self.last_progress:
@@ -109,6 +113,9 @@ class Collector:
 
 _CONDA = re.compile(r"[\\/](?:ana|mini)conda3[\\/]|[\\/](?:miniforge3|mambaforge|micromamba)[\\/]|/opt/conda/"
                     r"|[\\/]envs[\\/][\w.-]{1,100}[\\/](?:lib|Lib)[\\/]")
+
+
+_PYPATH = re.compile(r"[\\/][Pp]ython(3\.?\d{1,2})[\\/](?:site|dist)-packages")
 
 
 def platform_hint(text: str) -> Optional[str]:

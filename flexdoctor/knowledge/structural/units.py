@@ -112,8 +112,7 @@ UNITS = (
         r"[Cc]uda compilation tools, release (?P<nvcc>\d{1,2}\.\d)",
     )),
     ("ctx-python", "context", (
-        r"[Pp]ython(?: [Vv]ersion)?:? (?P<py>3\.\d{1,2})\.\d{1,3}\b",
-        r"[\\/][Pp]ython(?P<pypath>3\.?\d{1,2})[\\/](?:site|dist)-packages",
+        r"Python(?: [Vv]ersion)?:? (?P<py>3\.\d{1,2})\.\d{1,3}\b",
     )),
     ("ctx-wsl", "context", (r"microsoft-standard-WSL", r"/usr/lib/wsl/", r"\bWSL2?\b")),
     ("ctx-rocm", "context", (r"\+rocm\d", r"ROCm", r"HIP error", r"amdgpu")),
