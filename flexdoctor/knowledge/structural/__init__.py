@@ -18,6 +18,7 @@ came from and what to attach to a bug report are still given (kind ``unknown``).
 
 from __future__ import annotations
 
+import re
 from dataclasses import replace
 from typing import Iterable
 
@@ -35,11 +36,29 @@ _READERS = {"so-missing": libs.answer, "symbol": readers.symbol, "module": reade
             "unsupported": errors.unsupported}
 
 
+_WARNING = re.compile(r"[Ww]arning|WARNING|\bwarn\b|\bW\d{4} |Error caught was|not available|will not be enabled"
+                      r"|[Ff]alling back|[Ff]allback")
+_ERROR = re.compile(r"[Ee]rror|ERROR|Exception|[Ff]atal|FAILED|[Ff]ailed|Could not|[Cc]annot|Aborted|what\(\)"
+                    r"|out of memory|out of resource|undefined symbol|No module named")
+
+
+def _fatal(seen, c: Collector, log: LogFacts) -> bool:
+    """Whether a shape is the failure, not a notice the run survived: it lies in the final traceback
+    (from the first traceback after the last progress to the root error), or, elsewhere, its line
+    reads as an error and not as a warning."""
+    if log.root is not None:
+        root = log.root[0]
+        starts = [tb for tb in c.tracebacks if log.region <= tb <= root]
+        if (starts[0] if starts else root) - 2 <= seen.line <= root + 2:
+            return True
+    return not _WARNING.search(seen.text) and bool(_ERROR.search(seen.text))
+
+
 def _answers(c: Collector, log: LogFacts, taken: set) -> list[Answer]:
     out: list[Answer] = []
     seen_keys: set = set()
     for s in c.shapes:
-        if s.line < log.region or s.line in taken:
+        if s.line < log.region or s.line in taken or not _fatal(s, c, log):
             continue
         a = _READERS[s.uid](s, log)
         if a is None or (a.kind, a.subject) in seen_keys:

@@ -38,7 +38,28 @@ def env(assignment: str, facts: LogFacts) -> str:
     return f'$env:{name}="{value}"' if facts.platform == "windows" else f"export {assignment}"
 
 
+# cuBLAS / cuDNN status names (cublas_api.h, cudnn_graph.h) -> category of advice
+_LIB_STATUS = {"CUBLAS_STATUS_ALLOC_FAILED": "memory", "CUBLAS_STATUS_NOT_INITIALIZED": "libinit",
+               "CUBLAS_STATUS_EXECUTION_FAILED": "kernel", "CUBLAS_STATUS_INTERNAL_ERROR": "libinit",
+               "CUBLAS_STATUS_ARCH_MISMATCH": "image", "CUBLAS_STATUS_NOT_SUPPORTED": "notsupported",
+               "CUBLAS_STATUS_INVALID_VALUE": "generic", "CUDNN_STATUS_NOT_INITIALIZED": "libinit",
+               "CUDNN_STATUS_ALLOC_FAILED": "memory", "CUDNN_STATUS_EXECUTION_FAILED": "kernel",
+               "CUDNN_STATUS_INTERNAL_ERROR": "libinit", "CUDNN_STATUS_MAPPING_ERROR": "kernel",
+               "CUDNN_STATUS_NOT_SUPPORTED": "notsupported", "CUDNN_STATUS_ARCH_MISMATCH": "image",
+               "CUDNN_STATUS_BAD_PARAM": "generic"}
+
+
+def _lib_status(name: str) -> Optional[dict]:
+    cat = _LIB_STATUS.get(name)
+    if cat is None:
+        return None
+    return {"name": name, "code": name.split("_STATUS_")[0], "text": name.split("_STATUS_")[1].lower().replace("_", " "),
+            "category": cat}
+
+
 def _cuda_row(g: dict) -> Optional[dict]:
+    if g.get("lib_status"):
+        return _lib_status(g["lib_status"])
     if g.get("name"):
         return tables.cuda_by_name().get(g["name"].lower())
     if g.get("dname"):
@@ -54,6 +75,9 @@ def _cuda_row(g: dict) -> Optional[dict]:
 
 def cuda(seen: Seen, facts: LogFacts) -> Optional[Answer]:
     row = _cuda_row(seen.groups)
+    status = re.search(r"(?:CUBLAS|CUDNN)_STATUS_[A-Z_]{2,40}", seen.text)
+    if status and (row is None or row["category"] == "generic"):
+        row = _lib_status(status.group(0)) or row
     if row is None:
         return None
     cat = row["category"]
@@ -129,7 +153,15 @@ def oom(seen: Seen, facts: LogFacts) -> Optional[Answer]:
 
 def unsupported(seen: Seen, facts: LogFacts) -> Optional[Answer]:
     g = seen.groups
-    backend = (g.get("backend") or g.get("backend2") or ("cpu" if g.get("dtype") else "")).lower()
+    backend = (g.get("backend") or g.get("backend2") or g.get("backend3")
+               or ("cpu" if g.get("dtype") else "")).lower()
+    if (g.get("op2") or "").startswith(("torchvision::", "torchaudio::")):
+        from .readers import torch_pair_fix  # an op of a companion package built without this backend
+
+        dist = g["op2"].split("::")[0]
+        summary, commands = torch_pair_fix(dist, facts)
+        return _answer("version-constraint", dist, "high", t("structural.title.version", pkg=dist),
+                       t("structural.cause.companion", dist=dist, backend=backend), summary, commands, seen, facts, 28)
     backend = {"hip": "rocm"}.get(backend, backend)
     if not backend:
         return None

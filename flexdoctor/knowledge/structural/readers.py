@@ -131,6 +131,11 @@ def _torch_pair(row: dict, facts: LogFacts) -> tuple[str, list]:
         f"python -m pip install {spec}{index}"]
 
 
+def torch_pair_fix(dist: str, facts: LogFacts) -> tuple[str, list]:
+    row = tables.module_row(dist) or {"dist": dist, "rule": "torch-pair"}
+    return _torch_pair(row, facts)
+
+
 def _module_fix(mod: str, row: Optional[dict], facts: LogFacts) -> tuple[str, list, str]:
     if row is None:
         top = mod.split(".")[0]
@@ -210,8 +215,21 @@ def version(seen: Seen, facts: LogFacts) -> Optional[Answer]:
                    t("structural.fix.version_req", req=req), commands, seen, facts, 29)
 
 
+def _pip_build(seen: Seen, facts: LogFacts) -> Optional[Answer]:
+    g = seen.groups
+    name = g.get("build") or ""
+    subject = re.sub(r"[-_.]+", "-", name.rstrip(".")).lower() if name else "msvc"
+    key = "windows" if (facts.platform == "windows" or not name) else "other"
+    commands = ["python -c \"import torch; print(torch.__version__, torch.version.cuda)\""] if name else []
+    return _answer("pip-no-distribution", subject, "medium", t("structural.title.pip_build", req=name or "C++"),
+                   t("structural.cause.pip_build", req=name or "C++"), t(f"structural.fix.pip_build_{key}"), commands,
+                   seen, facts, 27)
+
+
 def pip(seen: Seen, facts: LogFacts) -> Optional[Answer]:
     g = seen.groups
+    if g.get("build") or "Visual C++" in seen.text[seen.start:seen.end]:
+        return _pip_build(seen, facts)
     if g.get("py"):
         subject = "python"
         cause = t("structural.cause.pip_python", py=g["py"], spec=g.get("spec", "?"))

@@ -62,6 +62,8 @@ UNITS = (
         r"Could not find a version that satisfies the requirement (?P<req>[^\s]{1,200})",
         r"requires a different Python: (?P<py>[\d.]{1,20}) not in '(?P<spec>[^'\n]{1,100})'",
         r"\.whl is not a supported wheel on this platform",
+        r"Failed (?:building wheel for|to build) (?P<build>[A-Za-z0-9][\w.-]{0,100})",
+        r"Microsoft Visual C\+\+ 14\.0 or greater is required",
     )),
     ("cuda", "shape", (
         r"CUDA error: (?P<text>[^\n]{1,200})",
@@ -69,6 +71,7 @@ UNITS = (
         r"(?P<dname>CUDA_ERROR_[A-Z_]{2,60})",
         r"CUDA (?:driver )?error (?P<code>\d{1,4})\b",
         r"(?:Triton Error \[CUDA\]|CUDA driver error|CUDA Error|CUDA call failed[^\n]{0,80}?): (?P<text2>[^\n]{1,200})",
+        r"(?P<lib_status>CUBLAS_STATUS_[A-Z_]{2,40}|CUDNN_STATUS_[A-Z_]{2,40})",
     )),
     ("nccl", "shape", (
         r"(?P<name>nccl(?:UnhandledCudaError|SystemError|InternalError|InvalidArgument|InvalidUsage|RemoteError|InProgress))",
@@ -93,6 +96,7 @@ UNITS = (
         r"not (?:currently )?implemented for (?:the )?'?(?P<backend>MPS|mps|XPU|HIP|ROCm|CPU|CUDA)'? (?:device|backend)",
         r"\"(?P<op>\w{1,120})\" not implemented for '(?P<dtype>\w{1,40})'",
         r" is not supported on (?P<backend2>MPS|ROCm|HIP|XPU|CPU)\b",
+        r"Could not run '(?P<op2>[\w:.]{1,120})' with arguments from the '(?P<backend3>\w{1,40})' backend",
     )),
     # --- context --------------------------------------------------------------------------------------
     # torch's version as logs state it: collect_env and `transformers-cli env` ("PyTorch version: 2.5.1"),
