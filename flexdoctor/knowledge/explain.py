@@ -92,10 +92,18 @@ class Result:
         return bool(self.problems) or any(a.kind != "unknown" for a in self.answers)
 
     def ordered(self) -> list:
-        """Every problem and answer, most fundamental first: the entries' ranks and the answers'
-        ranks on one scale, then the line. The first is what ``explain`` puts first."""
-        items = [(p.entry.rank, p.first_line, 0, p) for p in self.problems]
-        items += [(a.rank, a.line, 1, a) for a in self.answers]
+        """Every problem and answer, the one ``explain`` puts first first: the entries that matched in
+        the failure (they know their error best), then the structural answers, then entries whose
+        every match came before the run's last sign of progress (a notice it survived); by rank and
+        line within each."""
+        region = self.log.region if self.log is not None else 0
+
+        def group(p: Problem) -> int:
+            late = p.count > len(p.hits) or max(h.line for h in p.hits) >= region
+            return 0 if late else 2
+
+        items = [(group(p), p.entry.rank, p.first_line, p) for p in self.problems]
+        items += [(1 if a.kind != "unknown" else 3, a.rank, a.line, a) for a in self.answers]
         return [x[-1] for x in sorted(items, key=lambda x: x[:3])]
 
 

@@ -67,7 +67,7 @@ def _cuda_row(g: dict) -> Optional[dict]:
     if g.get("code"):
         return tables.cuda_by_code().get(int(g["code"]))
     text = (g.get("text") or g.get("text2") or "").strip().rstrip(".").lower()
-    for known, row in tables.cuda_by_text().items():
+    for known, row in sorted(tables.cuda_by_text().items(), key=lambda kv: -len(kv[0])):  # longest first
         if text.startswith(known):
             return row
     return None
