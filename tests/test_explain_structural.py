@@ -235,3 +235,12 @@ def test_text_from_the_log_never_becomes_a_command():
         result = kbx.scan(io.BytesIO((line + "\n").encode()))
         for a in result.answers:
             assert not any("$(" in c or ";rm" in c for c in a.fix.commands), (line, a.fix.commands)
+
+
+def test_sigkill_is_host_memory_and_windows_has_no_nccl():
+    log = ("torch.distributed.elastic.multiprocessing.errors.ChildFailedError:\ntrain.py FAILED\n"
+           "  exitcode  : -9 (pid: 4321)\n  traceback : Signal 9 (SIGKILL) received by PID 4321\n")
+    a = first(log)
+    assert (a.kind, a.subject) == ("out-of-memory", "cpu")
+    b = first("RuntimeError: Distributed package doesn't have NCCL built in\n")
+    assert (b.kind, b.subject) == ("unsupported-op", "nccl") and "gloo" in b.fix.summary

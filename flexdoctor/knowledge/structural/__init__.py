@@ -39,7 +39,7 @@ _READERS = {"so-missing": libs.answer, "symbol": readers.symbol, "module": reade
 _WARNING = re.compile(r"[Ww]arning|WARNING|\bwarn\b|\bW\d{4} |Error caught was|not available|will not be enabled"
                       r"|[Ff]alling back|[Ff]allback")
 _ERROR = re.compile(r"[Ee]rror|ERROR|Exception|[Ff]atal|FAILED|[Ff]ailed|Could not|[Cc]annot|Aborted|what\(\)"
-                    r"|out of memory|out of resource|undefined symbol|No module named|incompatible")
+                    r"|out of memory|out of resource|undefined symbol|No module named|incompatible|SIGKILL|exitcode|^Killed$")
 
 
 def _fatal(seen, c: Collector, log: LogFacts) -> bool:

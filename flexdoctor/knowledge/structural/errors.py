@@ -142,6 +142,11 @@ def triton(seen: Seen, facts: LogFacts) -> Optional[Answer]:
 
 def oom(seen: Seen, facts: LogFacts) -> Optional[Answer]:
     g = seen.groups
+    killed = not (g.get("dev") or g.get("dev2")) and "CPUAllocator" not in seen.text and "OutOfMemoryError" not in seen.text
+    if killed:  # SIGKILL: on Linux nearly always the kernel's OOM killer (host RAM), seen as exit code -9
+        return _answer("out-of-memory", "cpu", "medium", t("structural.title.oom", dev="cpu"),
+                       t("structural.oom.killed.cause"), t("structural.oom.cpu.fix"), ["dmesg -T | grep -i -E 'killed process|out of memory'"],
+                       seen, facts, 48)
     dev = (g.get("dev") or g.get("dev2") or ("cpu" if "CPUAllocator" in seen.text else "cuda")).split()[0].lower()
     dev = {"hip": "cuda"}.get(dev, dev)
     commands = [env("PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True", facts)] if dev == "cuda" and (
@@ -153,6 +158,9 @@ def oom(seen: Seen, facts: LogFacts) -> Optional[Answer]:
 
 def unsupported(seen: Seen, facts: LogFacts) -> Optional[Answer]:
     g = seen.groups
+    if g.get("nccl"):  # torch without NCCL: Windows and macOS builds
+        return _answer("unsupported-op", "nccl", "high", t("structural.title.unsupported", backend="NCCL"),
+                       t("structural.unsupported.nccl.cause"), t("structural.unsupported.nccl.fix"), [], seen, facts, 40)
     backend = (g.get("backend") or g.get("backend2") or g.get("backend3")
                or ("cpu" if g.get("dtype") else "")).lower()
     if (g.get("op2") or "").startswith(("torchvision::", "torchaudio::")):

@@ -91,12 +91,14 @@ UNITS = (
         r"(?P<dev>CUDA|HIP|XPU|MPS backend) out of memory",
         r"DefaultCPUAllocator: (?:not enough memory|can't allocate memory)",
         r"OutOfMemoryError: (?P<dev2>CUDA|HIP|XPU)?",
+        r"exitcode\s{0,8}: -9\b|Signal 9 \(SIGKILL\) received|^Killed$",
     )),
     ("unsupported", "shape", (
         r"not (?:currently )?implemented for (?:the )?'?(?P<backend>MPS|mps|XPU|HIP|ROCm|CPU|CUDA)'? (?:device|backend)",
         r"\"(?P<op>\w{1,120})\" not implemented for '(?P<dtype>\w{1,40})'",
         r" is not supported on (?P<backend2>MPS|ROCm|HIP|XPU|CPU)\b",
         r"Could not run '(?P<op2>[\w:.]{1,120})' with arguments from the '(?P<backend3>\w{1,40})' backend",
+        r"Distributed package doesn't have (?P<nccl>NCCL) built in",
     )),
     # --- context --------------------------------------------------------------------------------------
     # torch's version as logs state it: collect_env and `transformers-cli env` ("PyTorch version: 2.5.1"),
