@@ -244,3 +244,35 @@ def test_sigkill_is_host_memory_and_windows_has_no_nccl():
     assert (a.kind, a.subject) == ("out-of-memory", "cpu")
     b = first("RuntimeError: Distributed package doesn't have NCCL built in\n")
     assert (b.kind, b.subject) == ("unsupported-op", "nccl") and "gloo" in b.fix.summary
+
+
+ALL = sorted(LOGS.glob("**/*.log")) + sorted((LOGS.parent / "corpus").glob("*/*.log"))
+
+
+@pytest.mark.parametrize("path", ALL, ids=lambda p: p.name)
+def test_block_scanner_reads_shapes_like_the_per_line_reference(path):
+    data = path.read_bytes()
+    ref = kbx.scan_lines(kbx.iter_lines(io.BytesIO(data)))
+    for block in (kbx.BLOCK, 97):
+        got = kbx.scan(io.BytesIO(data), block=block)
+        assert [(a.kind, a.subject, a.line) for a in got.answers] == [(a.kind, a.subject, a.line) for a in ref.answers]
+        assert got.log == ref.log
+
+
+from hypothesis import HealthCheck, given, settings  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
+
+_PIECES = [b"Traceback (most recent call last):", b'  File "/h/u/lib/python3.11/site-packages/peft/a.py", line 1',
+           b"RuntimeError: Library libcublas.so.12 is not found or cannot be loaded", b" 10%|#  | 1/9 [00:01, 9.50it/s]",
+           b"{'loss': 0.5}", b"KeyError: 'x'", b"ImportError: libGL.so.1: cannot open shared object file",
+           b"torch==2.5.1+cu124", b"\r", b"\x1b[31m", b"  0%|  | 0/9 [00:00<?, ?it/s]", b"\xff"]
+
+
+@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.lists(st.one_of(st.sampled_from(_PIECES), st.just(b"\n")), max_size=30), st.integers(1, 200))
+def test_generated_logs_read_alike_in_blocks_and_lines(parts, block):
+    data = b"".join(parts)
+    ref = kbx.scan_lines(kbx.iter_lines(io.BytesIO(data)))
+    got = kbx.scan(io.BytesIO(data), block=block)
+    assert [(a.kind, a.subject, a.line) for a in got.answers] == [(a.kind, a.subject, a.line) for a in ref.answers]
+    assert got.log == ref.log
