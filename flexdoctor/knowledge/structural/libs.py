@@ -138,6 +138,8 @@ def _provider_fix(row: Optional[dict], name: str, seen: Seen, facts: LogFacts) -
         return t("structural.lib.driver"), commands, "high"
     if kind == "torch":
         return _torch(facts, seen)
+    if kind == "package":
+        return t("structural.lib.package", pkg=row["pip_name"]), [f"python -m pip install --upgrade {row['pip_name']}"], "high"
     if kind in ("mkl", "openmp"):
         commands = [f"python -m pip install {row['pip_name']}"] + (
             [f"conda install -c conda-forge {row['conda']}"] if facts.conda else [])

@@ -169,7 +169,7 @@ def _module_fix(mod: str, row: Optional[dict], facts: LogFacts) -> tuple[str, li
 
 def module(seen: Seen, facts: LogFacts) -> Optional[Answer]:
     g = seen.groups
-    mod = g.get("mod") or name_before(seen.text, seen.start).replace("-", "_")
+    mod = g.get("mod") or ("ninja" if g.get("tool") else name_before(seen.text, seen.start).replace("-", "_"))
     if not re.fullmatch(r"[A-Za-z_][\w.]{0,199}", mod or ""):
         return None
     if g.get("name"):

@@ -48,6 +48,8 @@ UNITS = (
         r"No module named '(?P<mod>[\w.]{1,200})'",
         r"cannot import name '(?P<name>\w{1,200})' from '(?P<mod>[\w.]{1,200})'",
         r" is not installed\. Please install it",
+        r"(?P<tool>Ninja) is required to load C\+\+ extensions",
+        r"module '(?P<mod>[\w.]{1,200})' has no attribute '(?P<name>\w{1,200})'",
     )),
     ("version", "shape", (
         r"requires (?P<pkg>[A-Za-z][\w.-]{0,80})(?P<spec>(?:[<>=!~]=?[\w.*+-]{1,40},?){1,4}), but you have "
