@@ -100,7 +100,8 @@ def _cuda_pip(row: dict, name: str, number: Optional[str], seen: Seen, facts: Lo
 def _system(row: dict, facts: LogFacts) -> tuple[str, list, str]:
     commands, words = [], []
     if facts.platform in (None, "linux", "wsl2") and row.get("apt"):
-        commands.append(f"sudo apt-get install -y {row['apt']}")
+        alt = f" || sudo apt-get install -y {row['apt_alt']}" if row.get("apt_alt") else ""
+        commands.append(f"sudo apt-get install -y {row['apt']}{alt}")
         words.append(t("structural.lib.apt", pkg=row["apt"]))
     if row.get("headless"):
         commands.append(f"python -m pip install {row['headless']}")
