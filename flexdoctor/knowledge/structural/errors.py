@@ -145,7 +145,7 @@ def oom(seen: Seen, facts: LogFacts) -> Optional[Answer]:
     killed = not (g.get("dev") or g.get("dev2")) and "CPUAllocator" not in seen.text and "OutOfMemoryError" not in seen.text
     if killed:  # SIGKILL: on Linux nearly always the kernel's OOM killer (host RAM), seen as exit code -9
         return _answer("out-of-memory", "cpu", "medium", t("structural.title.oom", dev="cpu"),
-                       t("structural.oom.killed.cause"), t("structural.oom.cpu.fix"), ["dmesg -T | grep -i -E 'killed process|out of memory'"],
+                       t("structural.oom.killed.cause"), t("structural.oom.cpu.fix"), ["sudo dmesg -T | grep -i -E 'killed process|out of memory'"],
                        seen, facts, 48)
     dev = (g.get("dev") or g.get("dev2") or ("cpu" if "CPUAllocator" in seen.text else "cuda")).split()[0].lower()
     dev = {"hip": "cuda"}.get(dev, dev)

@@ -83,7 +83,7 @@ def _symbol_fix(cls: str, pkg: Optional[str], facts: LogFacts, ver: Optional[str
         return t("structural.sym.torch", pkg=dist, torch=facts.torch or t("structural.word.installed")), [
             "python -c \"import torch; print(torch.__version__, torch.version.cuda)\"", cmd]
     if cls == "libstdc++":
-        commands = ["strings $(g++ -print-file-name=libstdc++.so.6) | grep GLIBCXX_ | tail -3"]
+        commands = ["/sbin/ldconfig -p | grep libstdc++"]
         if facts.conda:
             commands.append("conda install -c conda-forge libstdcxx-ng")
         return t("structural.sym.libstdcxx", ver=ver or "GLIBCXX"), commands
