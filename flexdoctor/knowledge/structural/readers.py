@@ -96,12 +96,21 @@ def _symbol_fix(cls: str, pkg: Optional[str], facts: LogFacts, ver: Optional[str
     return t("structural.sym.other", pkg=dist or t("structural.word.the_package")), []
 
 
+def _package_of_relative(text: str) -> Optional[str]:
+    """``xformers/_C.so: undefined symbol`` (a path relative to site-packages): its first folder,
+    when it is a known module."""
+    m = re.search(r"(?:^|[\s'\"])([A-Za-z_]\w{0,60})[\\/][\w./\\-]{0,200}\.(?:so|pyd)\b", text)
+    if m and tables.module_row(m.group(1)):
+        return m.group(1)
+    return None
+
+
 def symbol(seen: Seen, facts: LogFacts) -> Optional[Answer]:
     g = seen.groups
     sym = g.get("sym") or g.get("sym2") or ""
     ver = g.get("ver")
     cls = symbol_class(sym, ver)
-    pkg = package_of(seen.text[: seen.start]) or facts.package
+    pkg = package_of(seen.text[: seen.start]) or _package_of_relative(seen.text[: seen.start]) or facts.package
     summary, commands = _symbol_fix(cls, pkg, facts, ver, sym)
     shown = (demangle(sym) or sym or ver or "?")[:200]
     confidence = "high" if cls in ("torch", "libstdc++", "glibc", "mkl") and (pkg or cls != "torch") else "medium"
