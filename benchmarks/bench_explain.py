@@ -22,11 +22,14 @@ import argparse
 import os
 import platform
 import random
+import shutil
 import statistics
+import subprocess
 import sys
 import tempfile
 import time
 from pathlib import Path
+from typing import Optional
 
 ROOT = Path(__file__).resolve().parents[1]
 LOGS = ROOT / "tests" / "data" / "logs"
@@ -101,6 +104,20 @@ def time_scan(path: Path) -> tuple[float, float, int, list[str]]:
     return time.perf_counter() - t0, time.process_time() - c0, result.lines, [p.entry.id for p in result.problems]
 
 
+def time_grep(path: Path, repeat: int) -> Optional[float]:
+    """Median seconds of `grep -c Error FILE` (one literal, C speed): the floor a log scanner is
+    compared with (issue 22). None where grep is missing."""
+    grep = shutil.which("grep")
+    if grep is None:
+        return None
+    times = []
+    for _ in range(repeat):
+        t0 = time.perf_counter()
+        subprocess.run([grep, "-c", "Error", str(path)], stdout=subprocess.DEVNULL, check=False)
+        times.append(time.perf_counter() - t0)
+    return statistics.median(times)
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--size", type=float, default=64.0, help="log size in MB (default 64)")
@@ -125,6 +142,7 @@ def main() -> int:
             sec, cpu, lines, ids = time_scan(path)
             times.append(sec)
             cpus.append(cpu)
+        grep_s = time_grep(path, args.repeat)
     med = statistics.median(times)
     load = os.getloadavg()[0] if hasattr(os, "getloadavg") else float("nan")
     import flexdoctor
@@ -136,6 +154,8 @@ def main() -> int:
     print(f"throughput: {mb / med:.1f} MB/s (median), {mb / min(times):.1f} MB/s (best)")
     # CPU time does not count the time other processes held the cores: the load-independent figure.
     print(f"per CPU second: {mb / statistics.median(cpus):.1f} MB/s (median CPU {statistics.median(cpus):.2f} s)")
+    if grep_s:
+        print(f"grep -c Error: median {grep_s:.2f} s, {mb / grep_s:.1f} MB/s (explain takes {med / grep_s:.1f}x grep's time)")
     return 0
 
 

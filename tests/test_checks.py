@@ -248,7 +248,8 @@ def test_messages_and_fixes_are_filled_in(name):
             assert "None" not in text.replace("NoneType", ""), f"{name} {r.id}: 'None' in {text!r}"
         if r.status in (Status.NOTE, Status.WARN, Status.FAIL):
             assert r.fix is not None and r.fix.summary, f"{name} {r.id}: {r.status.value} without a fix"
-            assert r.fix.kb in knowledge.entries(), f"{name} {r.id}: fix from unknown KB entry {r.fix.kb}"
+            # kb None: the error was read by explain's structural layer (issue 22), which has no entry
+            assert r.fix.kb is None or r.fix.kb in knowledge.entries(), f"{name} {r.id}: unknown KB entry {r.fix.kb}"
 
 
 # ------------------------------------------------------------------------- what the findings say
@@ -325,7 +326,8 @@ def test_bad_cc_names_the_variable():
 def test_broken_torch_reports_the_error_and_stage():
     imp = result("broken_torch", "FD202")
     assert "undefined symbol: ncclCommRegister" in imp.message
-    assert imp.fix.kb == knowledge.get("torch-import-broken").id
+    # read by explain's structural layer (issue 22): torch misses an NCCL symbol -> its NCCL package
+    assert any("nvidia-nccl-cu12" in c for c in imp.fix.commands)
     assert any("Traceback" in d or "import torch" in d for d in imp.details)
     crash = result("broken_torch_segfault", "FD202")
     assert "torch.cuda.is_available" in crash.message and "SIGSEGV" in crash.message

@@ -131,8 +131,6 @@ def test_readme_python_flag_takes_the_venv_folder(newcomer):
     assert done.returncode in (0, 1)
 
 
-@pytest.mark.xfail(strict=True, reason="an ascii output encoding empties the report: fixed by the render "
-                                        "helper's output-encoding work (issue 21 item 1), not on this branch")
 def test_ascii_output_encoding_still_prints_the_whole_report(newcomer):
     a, b = newcomer["a"], newcomer["b"]
     done = _bash("flexdoctor check --static", _env(b, [a / "bin"], PYTHONIOENCODING="ascii"), newcomer["base"])

@@ -70,7 +70,13 @@ def _fix_for(text: Optional[str], default: str, facts: Facts, **ctx) -> Fix:
     matched = kb.match_text(text or "") if text else []
     if matched:
         return matched[0].render(**context)
-    return kb.fix(default, **context)
+    if "package" in ctx:  # the check knows the package: its own fix names it best
+        return kb.fix(default, **context)
+    from ..knowledge import explain as kb_explain
+
+    torch, cuda = (facts.torch.version, facts.torch.cuda) if facts.torch is not None else (None, None)
+    shaped = kb_explain.error_fix(text, context["python"], torch, cuda) if text else None  # explain's words (issue 22)
+    return shaped or kb.fix(default, **context)
 
 
 def _err(x: Optional[float]) -> str:

@@ -67,11 +67,16 @@ def torch_importable(facts: Facts) -> Finding:
     fix = kb.fix("torch-import-broken", python=u.python_cmd(facts), **wheel)
     if not ok(rt):
         first = u.probe_error_text(rt).strip().splitlines()
-        matched = kb.match_text(rt.message + "\n" + (rt.detail or ""))
+        text = rt.message + "\n" + (rt.detail or "")
+        matched = kb.match_text(text)
         if matched:
             fix = matched[0].render(python=u.python_cmd(facts), **wheel)
         elif rt.kind == "timeout":  # a hang is no sign of a wrong build: find where it stops
             fix = _hang_fix(facts)
+        else:  # read by its shape, in the words explain uses (issue 22)
+            from ..knowledge import explain as kb_explain
+
+            fix = kb_explain.error_fix(text, u.python_cmd(facts), facts.torch.version, facts.torch.cuda) or fix
         lines = [ln for ln in (rt.detail or "").strip().splitlines() if not ln.startswith("Traceback (")]
         details = tuple(lines[-6:])
         key = {"crash": "torch-importable.crash", "timeout": "torch-importable.timeout",

@@ -16,6 +16,25 @@ from ..text import t
 from ._common import OutputOpt
 
 
+def _stdin():
+    """stdin as a binary stream. At a terminal: a one-line prompt on stderr, and the paste read up to
+    the first end-of-file (one Ctrl-D), since the block reader would ask the terminal again after a
+    short read and need a second one (issue 21.10)."""
+    import io
+
+    if not sys.stdin.isatty():
+        return sys.stdin.buffer
+    sys.stderr.write(t("explain.prompt") + "\n")
+    sys.stderr.flush()
+    chunks = []
+    while True:
+        chunk = sys.stdin.buffer.raw.read(65536) if hasattr(sys.stdin.buffer, "raw") else sys.stdin.buffer.read1(65536)
+        if not chunk:
+            break
+        chunks.append(chunk)
+    return io.BytesIO(b"".join(chunks))
+
+
 def explain(
     file: Annotated[Optional[str], typer.Argument(metavar="[FILE|-]", help="Log or traceback to read; - or "
                                                   "nothing reads stdin.")] = None,
@@ -46,7 +65,7 @@ def explain(
             raise _usage_error(t("cli.error.explain_input"))
         source = t("explain.stdin")
         try:
-            result = kb_explain.scan(sys.stdin.buffer)
+            result = kb_explain.scan(_stdin())
         except OSError as exc:
             raise _usage_error(t("cli.error.stdin", error=exc.strerror or exc))
     else:

@@ -54,6 +54,7 @@ class Entry:
     overrides: tuple[str, ...] = ()
     advisory: bool = False
     log_commands: tuple[str, ...] = ()
+    layer: str = ""  # "" for entries; "shape" or "context" for the structural layer's units
 
     @functools.cached_property
     def regexes(self) -> tuple[re.Pattern, ...]:

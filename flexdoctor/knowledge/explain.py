@@ -29,7 +29,7 @@ from dataclasses import dataclass, field
 from typing import IO, Iterable, Iterator, Optional
 
 from ..wheels import explain_context
-from . import Entry, entries
+from . import Entry, entries, structural
 
 try:  # Python 3.11+
     from re import _parser as _sre_parse  # type: ignore[attr-defined]
@@ -83,10 +83,28 @@ class Result:
     problems: tuple[Problem, ...]
     lines: int  # lines read
     notes: tuple[Problem, ...] = ()  # advisory entries found: harmless notices, not problems
+    answers: tuple = ()  # structural.Answer: errors read by their shape where no entry matched
+    log: Optional["structural.LogFacts"] = None  # what the log says about its machine
 
     @property
     def found(self) -> bool:
-        return bool(self.problems)
+        """A known problem: an entry, or a structural answer (the ``unknown`` fallback is not one)."""
+        return bool(self.problems) or any(a.kind != "unknown" for a in self.answers)
+
+    def ordered(self) -> list:
+        """Every problem and answer, the one ``explain`` puts first first: the entries that matched in
+        the failure (they know their error best), then the structural answers, then entries whose
+        every match came before the run's last sign of progress (a notice it survived); by rank and
+        line within each."""
+        region = self.log.region if self.log is not None else 0
+
+        def group(p: Problem) -> int:
+            late = p.count > len(p.hits) or max(h.line for h in p.hits) >= region
+            return 0 if late else 2
+
+        items = [(group(p), p.entry.rank, p.first_line, p) for p in self.problems]
+        items += [(1 if a.kind != "unknown" else 3, a.rank, a.line, a) for a in self.answers]
+        return [x[-1] for x in sorted(items, key=lambda x: x[:3])]
 
 
 def clean(raw: bytes) -> str:
@@ -428,9 +446,10 @@ class Matcher:
     down the per-line path: the built-in knowledge base has none (tests/test_explain_engine.py)."""
 
     def __init__(self, table: Optional[Iterable[Entry]] = None) -> None:
-        self.entries = tuple(e for e in (table if table is not None else entries().values()) if e.patterns)
+        table = tuple(e for e in (table if table is not None else entries().values()) if e.patterns)
+        self.entries = tuple(e for e in table if not e.layer)  # the knowledge base's entries
         self.units: list[tuple[Entry, str, tuple[re.Pattern, ...]]] = []
-        for e in self.entries:
+        for e in table:
             self.units.append((e, "main", e.regexes))
             if e.near:
                 self.units.append((e, "near", e.near_regexes))
@@ -478,12 +497,16 @@ class Matcher:
                 pos = m.start() + 1
         return frozenset(out)
 
-    def match_units(self, text: str) -> list[tuple[Entry, str, dict]]:
-        """(entry, kind, named groups of the first matching pattern) for every unit matching ``text``."""
+    def match_units(self, text: str, skip: Optional[frozenset] = None) -> list[tuple[Entry, str, dict]]:
+        """(entry, kind, named groups of the first matching pattern) for every unit matching ``text``.
+        ``skip``: IDs whose main units need no search (for a two-line join: the entries either line
+        matched alone); with it, near and structural units are not searched either (joins use neither)."""
         suspects = self._suspects(text)
         out = []
         for i in sorted(suspects):
             e, kind, regexes = self.units[i]
+            if skip is not None and (e.layer or kind == "near" or e.id in skip):
+                continue
             for r in regexes:
                 m = r.search(text)
                 if m is not None:
@@ -493,7 +516,7 @@ class Matcher:
 
     def match(self, text: str) -> list[Entry]:
         """Entries any of whose patterns matches ``text``, in table order."""
-        return [e for e, kind, _ in self.match_units(text) if kind == "main"]
+        return [e for e, kind, _ in self.match_units(text) if kind == "main" and not e.layer]
 
 
 _DEFAULT: list = [None, None]  # [entries table, its Matcher]
@@ -503,7 +526,7 @@ def default_matcher() -> Matcher:
     """The Matcher of the whole knowledge base, built once per loaded table."""
     table = entries()
     if _DEFAULT[0] is not table:
-        _DEFAULT[:] = [table, Matcher(table.values())]
+        _DEFAULT[:] = [table, Matcher(list(table.values()) + list(structural.units()))]
     return _DEFAULT[1]
 
 
@@ -537,12 +560,17 @@ class _Scan:
         self.matcher = matcher
         self.found: dict[str, Problem] = {}
         self.near: dict[str, list[int]] = {}  # entry ID -> lines where one of its near patterns matched
+        self.collector = structural.Collector()  # what the structural layer reads (bounded)
+        self.taken: dict[str, set] = {}  # entry ID -> lines it matched: a found entry answers there
 
     def _add(self, e: Entry, hit: Hit, groups: dict, text: str) -> None:
         problem = self.found.get(e.id)
         if problem is None:
             problem = self.found[e.id] = Problem(e)
         problem.add(hit)
+        lines = self.taken.setdefault(e.id, set())
+        if len(lines) < MAX_NEAR:
+            lines.update(range(hit.first_line or hit.line, hit.line + 1))
         if e.near and len(problem.lines) < MAX_NEAR:
             problem.lines.append(hit)
         for key, value in groups.items():
@@ -556,6 +584,9 @@ class _Scan:
         """Match line ``n`` alone and joined with ``prev``; returns the IDs it matched."""
         ids: set[str] = set()
         for e, kind, groups in self.matcher.match_units(line):
+            if e.layer:
+                self.collector.observe(e, n, line)
+                continue
             if kind == "near":
                 lines = self.near.setdefault(e.id, [])
                 if len(lines) < MAX_NEAR:
@@ -565,8 +596,8 @@ class _Scan:
             self._add(e, Hit(n, _shorten(line)), groups, line)
         if prev is not None and prev.strip() and line.strip():
             for joined in _joins(prev, line):
-                for e, kind, groups in self.matcher.match_units(joined):
-                    if kind == "near" or e.id in ids or e.id in prev_ids:
+                for e, kind, groups in self.matcher.match_units(joined, skip=frozenset(ids) | prev_ids):
+                    if e.id in ids:  # matched by the first join already
                         continue
                     ids.add(e.id)
                     self._add(e, Hit(n, _shorten(prev.strip() + " / " + line.strip()), first_line=n - 1), groups,
@@ -600,7 +631,9 @@ class _Scan:
         key = lambda p: (p.entry.rank, p.first_line, p.entry.id)  # noqa: E731
         problems = sorted((p for p in found if not p.entry.advisory), key=key)
         notes = sorted((p for p in found if p.entry.advisory), key=key)
-        return Result(tuple(problems), lines, tuple(notes))
+        taken = set().union(*(self.taken.get(p.entry.id, ()) for p in found))
+        answers, log = structural.interpret(self.collector, taken, bool(problems))
+        return Result(tuple(problems), lines, tuple(notes), answers, log)
 
 
 def scan_lines(lines: Iterable[str], matcher: Optional[Matcher] = None) -> Result:
@@ -611,6 +644,8 @@ def scan_lines(lines: Iterable[str], matcher: Optional[Matcher] = None) -> Resul
     n = 0
     for n, line in enumerate(lines, start=1):
         prev_ids = state.visit(n, line, prev, prev_ids)
+        if structural.has_progress(line):
+            state.collector.progress(n)
         prev = line
     return state.result(n)
 
@@ -768,6 +803,9 @@ def scan_blocks(blocks: Iterable[bytes], matcher: Optional[Matcher] = None) -> R
                 prev_ids = visited_ids if ps == visited_start else frozenset()
             visited_ids = state.visit(line_no, line, prev, prev_ids)
             visited_start = s
+        progress = structural.last_progress_in(body)
+        if progress is not None:
+            state.collector.progress(base + 1 + body.count(b"\n", 0, progress))
         last_start = body.rfind(b"\n") + 1
         last_line = _decode(body[last_start:])
         last_ids = visited_ids if visited_start == last_start else frozenset()
@@ -782,6 +820,27 @@ def scan(stream: IO[bytes], matcher: Optional[Matcher] = None, block: int = BLOC
     if matcher.loose:  # a pattern without a required literal: every line must be searched anyway
         return scan_lines(iter_lines(stream), matcher)
     return scan_blocks(_blocks(stream, block), matcher)
+
+
+def error_fix(text: str, python: str = "python", torch: Optional[str] = None, cuda: Optional[str] = None):
+    """The structural layer's fix for an error text that no knowledge-base entry matches (a failed
+    ``import torch``, a failed flex compile), so that ``check`` words it as ``explain`` does; None
+    when an entry matches (the caller renders the entry with its own context) or nothing is known.
+    ``torch`` and ``cuda`` (the machine's torch and its CUDA) stand in for what a log says about itself;
+    ``python`` replaces the bare interpreter in the commands (``--python``)."""
+    preamble = f"torch=={torch}\n" if torch and _SAFE_VALUE.fullmatch(torch) else ""
+    if cuda and re.fullmatch(r"\d{1,2}\.\d{1,2}", cuda):
+        preamble += f"CUDA used to build PyTorch: {cuda}\n"
+    result = scan_text(preamble + text)
+    if result.problems:
+        return None
+    answers = [a for a in result.answers if a.kind != "unknown"]
+    if not answers:
+        return None
+    fix = answers[0].fix
+    commands = tuple(python + c[len("python"):] if c.startswith("python ") else c for c in fix.commands)
+    # kb stays None: a structural answer has no entry for `flexdoctor rules` to print
+    return type(fix)(summary=fix.summary, commands=commands, kb=None, links=fix.links)
 
 
 def scan_text(text: str, matcher: Optional[Matcher] = None) -> Result:

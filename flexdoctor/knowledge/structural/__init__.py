@@ -1,0 +1,104 @@
+"""The structural layer of ``explain``: errors read by their shape, not by their exact wording.
+
+The fingerprint entries (``knowledge/*.toml``) know particular errors well. This layer reads what any
+error of a known *form* says: a shared library that does not load (and, from ``libraries.toml``, what
+provides it for this CUDA major, pip or conda), an undefined symbol (demangled and classified: another
+torch, another CUDA, libstdc++/glibc, another Python), a module that is missing (``modules.toml``: its
+distribution and platform rules), a version constraint, pip finding no distribution, a CUDA runtime
+error (``cuda_errors.toml``), an NCCL error class (``nccl.toml``), a Windows error (``winerror.toml``),
+Triton running out of a resource, out of memory, an operation a backend lacks. Each answer says how
+sure it is, and its fix is filled only with what the log shows (torch, CUDA and Python versions,
+platform, conda), never with a guess.
+
+Where a fingerprint entry matched the same line, the entry answers. Errors before the log's last sign
+of progress (a tqdm rate, a logged loss) were survived and are not read. When nothing is known, the
+root error (the last exception of the last traceback, or the first ``error:`` line), the package it
+came from and what to attach to a bug report are still given (kind ``unknown``).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import replace
+from typing import Iterable
+
+from ...model import Fix
+from ...text import t
+from . import errors, libs, readers
+from .collect import Collector, has_progress, last_progress_in
+from .context import LogFacts, facts
+from .model import CONFIDENCE, KINDS, Answer
+from .units import units
+
+_READERS = {"so-missing": libs.answer, "symbol": readers.symbol, "module": readers.module,
+            "version": readers.version, "pip": readers.pip, "cuda": errors.cuda, "nccl": errors.nccl,
+            "winerror": errors.windows, "triton-res": errors.triton, "oom": errors.oom,
+            "unsupported": errors.unsupported}
+
+
+_WARNING = re.compile(r"[Ww]arning|WARNING|\bwarn\b|\bW\d{4} |Error caught was|not available|will not be enabled"
+                      r"|[Ff]alling back|[Ff]allback")
+_ERROR = re.compile(r"[Ee]rror|ERROR|Exception|[Ff]atal|FAILED|[Ff]ailed|Could not|[Cc]annot|Aborted|what\(\)"
+                    r"|out of memory|out of resource|undefined symbol|No module named|incompatible|SIGKILL|exitcode|^Killed$")
+
+
+def _fatal(seen, c: Collector, log: LogFacts) -> bool:
+    """Whether a shape is the failure, not a notice the run survived: it lies in the final traceback
+    (from the first traceback after the last progress to the root error), or, elsewhere, its line
+    reads as an error and not as a warning."""
+    if log.root is not None:
+        root = log.root[0]
+        starts = [tb for tb in c.tracebacks if log.region <= tb <= root]
+        if (starts[0] if starts else root) - 2 <= seen.line <= root + 2:
+            return True
+    return not _WARNING.search(seen.text) and bool(_ERROR.search(seen.text))
+
+
+def _answers(c: Collector, log: LogFacts, taken: set) -> list[Answer]:
+    out: list[Answer] = []
+    seen_keys: set = set()
+    for s in c.shapes:
+        if s.line < log.region or s.line in taken or not _fatal(s, c, log):
+            continue
+        a = _READERS[s.uid](s, log)
+        if a is None or (a.kind, a.subject) in seen_keys:
+            continue
+        seen_keys.add((a.kind, a.subject))
+        out.append(a)
+    # One line, two readings: a missing DLL (WinError 126/127) is the library's answer; any other
+    # Windows error on that line (1455 paging file, 1114 DLL init) is the cause, not the library.
+    lib_lines = {a.line for a in out if a.kind == "shared-library"}
+    win = {a.line: a.subject for a in out if a.kind == "windows-error"}
+    out = [a for a in out if not (a.kind == "windows-error" and a.line in lib_lines and a.subject in ("126", "127"))
+           and not (a.kind == "shared-library" and win.get(a.line) not in (None, "126", "127"))]
+    return [a if a.facts else _with_facts(a, log) for a in out]
+
+
+def _with_facts(a: Answer, log: LogFacts) -> Answer:
+    return replace(a, facts=log.to_dict())
+
+
+def unknown(log: LogFacts) -> Answer:
+    """The answer when nothing is known: the root error, where it came from, what to attach."""
+    line, exc, msg, text = log.root
+    short = exc.split(".")[-1]
+    commands = ["flexdoctor facts"] + ([f"python -m pip show {log.package}"] if log.package and
+                                       readers.SAFE.fullmatch(log.package) else [])
+    return Answer("unknown", short, "low", t("structural.title.unknown", error=text[:200]),
+                  t("structural.cause.unknown", package=log.package or t("structural.word.unknown_package")),
+                  Fix(t("structural.fix.unknown"), tuple(commands)), line, text[:300], rank=90,
+                  package=log.package, facts=log.to_dict())
+
+
+def interpret(c: Collector, taken: Iterable[int], known: bool) -> tuple[tuple[Answer, ...], LogFacts]:
+    """The structural answers of a scanned log, most fundamental first. ``taken``: lines a fingerprint
+    entry matched (the entry answers there); ``known``: whether any entry found a problem."""
+    log = facts(c)
+    out = sorted(_answers(c, log, set(taken)), key=lambda a: (a.rank, a.line))
+    if not out and not known and log.root is not None:
+        out = [unknown(log)]
+    return tuple(out), log
+
+
+__all__ = ["Answer", "CONFIDENCE", "Collector", "KINDS", "LogFacts", "has_progress", "interpret",
+           "last_progress_in", "units"]

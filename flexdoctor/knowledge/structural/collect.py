@@ -1,0 +1,185 @@
+"""What the structural layer keeps while explain scans a log: the shapes found, and what the log says
+about itself (versions, platform, installer, traceback frames, exception lines). Memory is bounded:
+the failure that matters is at the end of a log, so only the last observations of each sort are kept.
+
+``progress`` marks lines that show a run going on (a tqdm rate, a logged loss): an error before the
+last such line was survived, so the structural layer reads only what comes after it (the failure
+region). The explain scanner reports the last progress line (``PROGRESS`` below, found with a C-level
+``bytes.find``), the same way for its block scanner and its per-line reference.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import Counter, deque
+from dataclasses import dataclass, field
+from typing import Optional
+
+PROGRESS = (b"it/s]", b"s/it]", b"'loss':", b"loss=", b"'train_loss':", b"| loss ")
+KEEP = 400  # observations of each sort kept (the last ones)
+
+
+@dataclass(frozen=True)
+class Seen:
+    uid: str
+    line: int
+    text: str
+    groups: dict
+    start: int  # where the pattern matched in ``text``
+    end: int
+
+
+@dataclass
+class Collector:
+    shapes: deque = field(default_factory=lambda: deque(maxlen=KEEP))
+    frames: deque = field(default_factory=lambda: deque(maxlen=KEEP))  # (line, path)
+    exceptions: deque = field(default_factory=lambda: deque(maxlen=KEEP))  # (line, exc, msg, text)
+    tracebacks: deque = field(default_factory=lambda: deque(maxlen=KEEP))  # line numbers
+    errors: deque = field(default_factory=lambda: deque(maxlen=KEEP))  # (line, text) of error: lines
+    versions: dict = field(default_factory=dict)  # torch, cuda, cutag, python, driver_cuda, nvcc, ... (last seen)
+    platforms: Counter = field(default_factory=Counter)
+    conda: bool = False
+    last_progress: int = 0
+
+    def observe(self, entry, line: int, text: str) -> None:
+        """A context or shape unit matched line ``line``."""
+        m = None
+        for r in entry.regexes:
+            m = r.search(text)
+            if m is not None:
+                break
+        if m is None:
+            return
+        uid = entry.symbol
+        groups = {k: v for k, v in m.groupdict().items() if v is not None}
+        if uid == "ctx-torch" and "torch" in groups and not _word_start(text, m.start()):
+            return  # "mytorch==1.0", "foo-torch-2.0": not torch
+        if entry.layer == "shape":
+            self.shapes.append(Seen(uid, line, text, groups, m.start(), m.end()))
+            self._path(text)
+        else:
+            self._context(uid, line, text, groups)
+
+    def _context(self, uid: str, line: int, text: str, groups: dict) -> None:
+        if uid in ("ctx-wsl", "ctx-rocm"):
+            self.platforms[uid[4:]] += 1
+        elif uid == "ctx-platform":
+            self.platforms[platform_hint(text) or "linux"] += 1
+        elif uid == "ctx-frame":
+            path = groups.get("path", "")
+            self.frames.append((line, path))
+            self._path(path)
+        elif uid == "ctx-traceback":
+            self.tracebacks.append(line)
+        elif uid in ("ctx-exception", "ctx-what"):
+            self.exceptions.append((line, groups.get("exc", "c10::Error"), groups.get("msg", ""), text.strip()))
+        elif uid == "ctx-error":
+            self.errors.append((line, text.strip()))
+        else:
+            self._version(text, groups)
+
+    def _version(self, text: str, groups: dict) -> None:
+        if "torch_have" in groups:
+            self.versions["torch"] = groups["torch_have"]
+        elif "torch" in groups and "you have" not in text and "requires" not in text:
+            self.versions["torch"] = groups["torch"]
+        for key in ("cuda", "driver_cuda", "nvcc"):
+            if key in groups:
+                self.versions[key] = groups[key]
+        if "cutag" in groups:
+            self.versions["cutag"] = groups["cutag"][1:]
+        if "cudir" in groups:
+            self.versions["cudir"] = groups["cudir"]
+        py = groups.get("py") or groups.get("pypath") or (("3." + groups["cp"]) if "cp" in groups else None)
+        if py:
+            self.versions["python"] = py if "." in py else py[0] + "." + py[1:]
+
+    def _path(self, text: str) -> None:
+        """Platform and installer from the paths a line shows (frames, failing files)."""
+        hint = platform_hint(text)
+        if hint:
+            self.platforms[hint] += 1
+        if _CONDA.search(text):
+            self.conda = True
+        py = _PYPATH.search(text)  # .../python3.11/site-packages/...: the Python that ran it
+        if py:
+            digits = py.group(1).replace(".", "")
+            self.versions["python"] = digits[0] + "." + digits[1:]
+
+    def progress(self, line: int) -> None:
+        if line > self.last_progress:
+            self.last_progress = line
+
+
+_CONDA = re.compile(r"[\\/](?:ana|mini)conda3[\\/]|[\\/](?:miniforge3|mambaforge|micromamba)[\\/]|/opt/conda/"
+                    r"|[\\/]envs[\\/][\w.-]{1,100}[\\/](?:lib|Lib)[\\/]")
+
+
+_PYPATH = re.compile(r"[\\/][Pp]ython(3\.?\d{1,2})[\\/](?:site|dist)-packages")
+
+
+def platform_hint(text: str) -> Optional[str]:
+    """windows / macos / linux from a path in ``text``, or None."""
+    if re.search(r"\b[A-Za-z]:\\|\\(?:site|dist)-packages\\|\.dll\b|win_amd64|WinError", text):
+        return "windows"
+    if re.search(r"/Users/\w|/opt/homebrew/|/Library/Frameworks/|\.dylib\b|macosx_1\d|[Dd]arwin", text):
+        return "macos"
+    if re.search(r"/home/\w|/usr/|/opt/|/root/|/(?:site|dist)-packages/|/workspace/|linux", text):
+        return "linux"
+    return None
+
+
+def _word_start(text: str, i: int) -> bool:
+    """Whether a word starting at ``i`` (optionally after "py"/"Py") is not part of a longer name."""
+    if text[max(0, i - 2):i].lower() == "py":
+        i -= 2
+    return i == 0 or not (text[i - 1].isalnum() or text[i - 1] in "_-")
+
+
+def has_progress(text: str) -> bool:
+    for p in PROGRESS:
+        marker, start = p.decode(), 0
+        while True:
+            at = text.find(marker, start)
+            if at < 0:
+                break
+            if _real(text, at, marker):
+                return True
+            start = at + 1
+    return False
+
+
+def _real(text, at: int, marker) -> bool:
+    """A tqdm rate counts only with a number before it ("9.50it/s]", not the "?it/s]" of a bar that
+    never moved, which tqdm prints again when an exception closes it)."""
+    return marker[-5:] not in (b"it/s]", "it/s]") or (at > 0 and text[at - 1:at].isdigit())
+
+
+def last_progress_in(body: bytes) -> Optional[int]:
+    """Offset of the last progress marker in ``body``, or None."""
+    best = -1
+    for p in PROGRESS:
+        end = len(body)
+        while True:
+            at = body.rfind(p, 0, end)
+            if at < 0 or _real(body, at, p):
+                break
+            end = at + len(p) - 1
+        best = max(best, at)
+    return best if best >= 0 else None
+
+
+_PKG = re.compile(r"[\\/](?:site|dist)-packages[\\/](?P<pkg>[A-Za-z0-9_.-]{1,100})")
+
+
+def package_of(path: str) -> Optional[str]:
+    """The top-level package a path lies in (``.../site-packages/flash_attn/x.py`` -> flash_attn)."""
+    m = None
+    for m in _PKG.finditer(path):
+        pass
+    if m is None:
+        return None
+    pkg = m.group("pkg")
+    if pkg.endswith((".py", ".so", ".pyd")) or pkg.endswith(".dist-info"):
+        pkg = re.split(r"[.]", pkg, 1)[0]
+    return pkg or None

@@ -1,0 +1,99 @@
+"""What a log says about the machine it came from, and where its failure is: read from the
+collector after the scan. Every value is None when the log does not say it (never a guess)."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Optional
+
+from .collect import Collector, package_of
+
+# Exceptions that only report another one: the root error is the exception under them.
+WRAPPERS = {"ChildFailedError", "CalledProcessError", "SystemExit", "KeyboardInterrupt", "ProcessExitedException",
+            "ProcessRaisedException", "BrokenProcessPool", "DistBackendError"}
+
+
+@dataclass(frozen=True)
+class LogFacts:
+    torch: Optional[str] = None  # "2.5.1+cu124"
+    cuda_major: Optional[int] = None  # of the torch build (its +cuXYZ tag or "CUDA used to build PyTorch")
+    cuda: Optional[str] = None  # "12.4"
+    python: Optional[str] = None  # "3.11"
+    platform: Optional[str] = None  # linux | windows | macos | wsl2
+    rocm: bool = False
+    conda: bool = False
+    region: int = 0  # the failure region starts after this line (the last sign of progress)
+    root: Optional[tuple] = None  # (line, exception type, message, text) of the root error
+    package: Optional[str] = None  # the package the root error came from (its last traceback frame)
+
+    @property
+    def torch_release(self) -> Optional[str]:
+        return self.torch.split("+")[0] if self.torch else None
+
+    @property
+    def cuda_tag(self) -> Optional[str]:
+        m = re.search(r"\+(cu\d+)", self.torch or "")
+        return m.group(1) if m else None
+
+    def to_dict(self) -> dict:
+        out = {"torch": self.torch, "cuda": self.cuda, "python": self.python, "platform": self.platform,
+               "conda": self.conda or None}
+        return {k: v for k, v in out.items() if v}
+
+
+def _cuda(c: Collector, torch: Optional[str]) -> tuple[Optional[int], Optional[str]]:
+    v = c.versions
+    tag = re.search(r"\+cu(\d+)(\d)$", torch or "") or re.fullmatch(r"cu(\d+)(\d)", v.get("cutag", ""))
+    if tag:
+        return int(tag.group(1)), f"{tag.group(1)}.{tag.group(2)}"
+    if v.get("cuda"):
+        return int(v["cuda"].split(".")[0]), v["cuda"]
+    if v.get("cudir"):
+        return int(v["cudir"]), None
+    return None, None
+
+
+def _platform(c: Collector) -> Optional[str]:
+    p = c.platforms
+    if p["wsl"]:
+        return "wsl2"
+    for name in ("windows", "macos", "linux"):
+        if p[name]:
+            return name
+    return None
+
+
+def _root(c: Collector, region: int) -> Optional[tuple]:
+    """The last exception line after ``region`` that is not a wrapper; else the first error: line."""
+    found = [e for e in c.exceptions if e[0] >= region]
+    real = [e for e in found if e[1].split(".")[-1] not in WRAPPERS]
+    if real or found:
+        return (real or found)[-1]
+    errors = [e for e in c.errors if e[0] >= region]
+    if errors:
+        line, text = errors[0]
+        return (line, "error", text, text)
+    return None
+
+
+def _package(c: Collector, root: Optional[tuple], region: int) -> Optional[str]:
+    if root is None:
+        return None
+    frames = [(line, path) for line, path in c.frames if region <= line <= root[0]]
+    for _line, path in reversed(frames):
+        pkg = package_of(path)
+        if pkg:
+            return pkg
+    return package_of(root[3])
+
+
+def facts(c: Collector) -> LogFacts:
+    torch = c.versions.get("torch")
+    major, cuda = _cuda(c, torch)
+    region = c.last_progress
+    root = _root(c, region)
+    py = c.versions.get("python")
+    return LogFacts(torch=torch, cuda_major=major, cuda=cuda, python=py, platform=_platform(c),
+                    rocm=bool(c.platforms["rocm"]) or "rocm" in (torch or ""), conda=c.conda, region=region,
+                    root=root, package=_package(c, root, region))

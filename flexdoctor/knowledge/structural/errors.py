@@ -1,0 +1,180 @@
+"""Answers from the error tables: CUDA runtime errors, NCCL error classes, Windows system errors and
+NTSTATUS exit codes; and Triton's resources, out of memory, unsupported operations."""
+
+from __future__ import annotations
+
+import re
+from typing import Optional
+
+from ...text import t
+from . import tables
+from .collect import Seen
+from .context import LogFacts
+from .model import Answer
+from .readers import _answer
+
+# category -> commands (data: the words are structural.cuda.<category>)
+_CUDA_COMMANDS = {
+    "kernel": ["env:CUDA_LAUNCH_BLOCKING=1"],
+    "assert": ["env:CUDA_LAUNCH_BLOCKING=1"],
+    "driver": ["nvidia-smi"],
+    "nodevice": ["nvidia-smi", "python -c \"import os; print(os.environ.get('CUDA_VISIBLE_DEVICES'))\""],
+    "ordinal": ["nvidia-smi -L", "python -c \"import os; print(os.environ.get('CUDA_VISIBLE_DEVICES'))\""],
+    "fabric": ["systemctl status nvidia-fabricmanager"],
+    "mismatch": ["nvidia-smi", "cat /proc/driver/nvidia/version"],
+    "unknown": ["nvidia-smi"],
+    "os": ["nvidia-smi", "ls -l /dev/nvidia*"],
+    "hardware": ["nvidia-smi -q -d ECC"],
+    "busy": ["nvidia-smi -q -d COMPUTE"],
+    "peer": ["env:NCCL_P2P_DISABLE=1"],
+}
+_RANK = {"driver": 12, "compat": 13, "fabric": 12, "mismatch": 12, "nodevice": 14, "image": 15, "stub": 13,
+         "init": 14, "os": 14}
+
+
+def env(assignment: str, facts: LogFacts) -> str:
+    """Set an environment variable for the next runs, in the shell of the log's platform."""
+    name, value = assignment.split("=", 1)
+    return f'$env:{name}="{value}"' if facts.platform == "windows" else f"export {assignment}"
+
+
+# cuBLAS / cuDNN status names (cublas_api.h, cudnn_graph.h) -> category of advice
+_LIB_STATUS = {"CUBLAS_STATUS_ALLOC_FAILED": "memory", "CUBLAS_STATUS_NOT_INITIALIZED": "libinit",
+               "CUBLAS_STATUS_EXECUTION_FAILED": "kernel", "CUBLAS_STATUS_INTERNAL_ERROR": "libinit",
+               "CUBLAS_STATUS_ARCH_MISMATCH": "image", "CUBLAS_STATUS_NOT_SUPPORTED": "notsupported",
+               "CUBLAS_STATUS_INVALID_VALUE": "generic", "CUDNN_STATUS_NOT_INITIALIZED": "libinit",
+               "CUDNN_STATUS_ALLOC_FAILED": "memory", "CUDNN_STATUS_EXECUTION_FAILED": "kernel",
+               "CUDNN_STATUS_INTERNAL_ERROR": "libinit", "CUDNN_STATUS_MAPPING_ERROR": "kernel",
+               "CUDNN_STATUS_NOT_SUPPORTED": "notsupported", "CUDNN_STATUS_ARCH_MISMATCH": "image",
+               "CUDNN_STATUS_BAD_PARAM": "generic"}
+
+
+def _lib_status(name: str) -> Optional[dict]:
+    cat = _LIB_STATUS.get(name)
+    if cat is None:
+        return None
+    return {"name": name, "code": name.split("_STATUS_")[0], "text": name.split("_STATUS_")[1].lower().replace("_", " "),
+            "category": cat}
+
+
+def _cuda_row(g: dict) -> Optional[dict]:
+    if g.get("lib_status"):
+        return _lib_status(g["lib_status"])
+    if g.get("name"):
+        return tables.cuda_by_name().get(g["name"].lower())
+    if g.get("dname"):
+        return tables.cuda_by_name().get(tables.cuda_driver_name(g["dname"]).lower())
+    if g.get("code"):
+        return tables.cuda_by_code().get(int(g["code"]))
+    text = (g.get("text") or g.get("text2") or "").strip().rstrip(".").lower()
+    for known, row in sorted(tables.cuda_by_text().items(), key=lambda kv: -len(kv[0])):  # longest first
+        if text.startswith(known):
+            return row
+    return None
+
+
+def cuda(seen: Seen, facts: LogFacts) -> Optional[Answer]:
+    row = _cuda_row(seen.groups)
+    status = re.search(r"(?:CUBLAS|CUDNN)_STATUS_[A-Z_]{2,40}", seen.text)
+    if status and (row is None or row["category"] == "generic"):
+        row = _lib_status(status.group(0)) or row
+    if row is None:
+        return None
+    cat = row["category"]
+    commands = [env(c[4:], facts) if c.startswith("env:") else c for c in _CUDA_COMMANDS.get(cat, [])]
+    if facts.platform == "windows":
+        commands = [c for c in commands if not c.startswith(("systemctl", "cat ", "ls "))]
+    return _answer("cuda-error", row["name"], "high",
+                   t("structural.title.cuda", name=row["name"], code=row["code"], text=row["text"]),
+                   t(f"structural.cuda.{cat}.cause"), t(f"structural.cuda.{cat}.fix"), commands, seen, facts,
+                   _RANK.get(cat, 45))
+
+
+def nccl(seen: Seen, facts: LogFacts) -> Optional[Answer]:
+    g = seen.groups
+    rows = tables.nccl_errors()
+    row = next((r for r in rows if r["name"] == g.get("name") or r["text"] == g.get("text")), None)
+    if row is None:
+        return None
+    commands = [env("NCCL_DEBUG=INFO", facts)]
+    if row["cause"] == "system":
+        commands += ["df -h /dev/shm", "ip -brief address"]
+    return _answer("nccl-error", row["name"], "high", t("structural.title.nccl", name=row["name"]),
+                   t(f"structural.nccl.{row['cause']}.cause"), t(f"structural.nccl.{row['cause']}.fix"), commands,
+                   seen, facts, 44)
+
+
+def _status_row(num: str) -> Optional[dict]:
+    value = int(num, 16) if num.lower().startswith(("0x", "c0000")) else int(num)
+    for row in tables.windows_statuses():
+        if value == int(row["code"], 16) or value in row["decimal"]:
+            return row
+    return None
+
+
+def windows(seen: Seen, facts: LogFacts) -> Optional[Answer]:
+    g = seen.groups
+    if g.get("code"):
+        row = next((r for r in tables.windows_errors() if r["code"] == int(g["code"])), None)
+        subject = g["code"]
+    else:
+        num = g.get("num", "0")
+        row = next((r for r in tables.windows_errors() if str(r["code"]) == num), None) or _status_row(num)
+        subject = row["code"] if row else ""
+    if row is None:
+        return None
+    cat = row["category"]
+    commands = ["winget install Microsoft.VCRedist.2015+.x64"] if cat in ("dll-missing", "dll-init") else []
+    return _answer("windows-error", subject, "high", t("structural.title.windows", code=subject, name=row["name"]),
+                   t(f"structural.windows.{cat}.cause"), t(f"structural.windows.{cat}.fix"), commands, seen, facts, 24)
+
+
+def triton(seen: Seen, facts: LogFacts) -> Optional[Answer]:
+    g = seen.groups
+    res = (g.get("res") or g.get("res2") or "").strip()
+    if not re.fullmatch(r"[a-z][a-z ]{0,40}", res):
+        return None
+    knob = "shared" if "shared" in res else "other"
+    return _answer("triton-resources", res, "high", t("structural.title.triton", res=res),
+                   t("structural.cause.triton", res=res, req=g.get("req", "?"), lim=g.get("lim", "?")),
+                   t(f"structural.fix.triton_{knob}"), [], seen, facts, 46)
+
+
+def oom(seen: Seen, facts: LogFacts) -> Optional[Answer]:
+    g = seen.groups
+    killed = not (g.get("dev") or g.get("dev2")) and "CPUAllocator" not in seen.text and "OutOfMemoryError" not in seen.text
+    if killed:  # SIGKILL: on Linux nearly always the kernel's OOM killer (host RAM), seen as exit code -9
+        return _answer("out-of-memory", "cpu", "medium", t("structural.title.oom", dev="cpu"),
+                       t("structural.oom.killed.cause"), t("structural.oom.cpu.fix"), ["sudo dmesg -T | grep -i -E 'killed process|out of memory'"],
+                       seen, facts, 48)
+    dev = (g.get("dev") or g.get("dev2") or ("cpu" if "CPUAllocator" in seen.text else "cuda")).split()[0].lower()
+    dev = {"hip": "cuda"}.get(dev, dev)
+    commands = [env("PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True", facts)] if dev == "cuda" and (
+        facts.platform != "windows") else []
+    return _answer("out-of-memory", dev, "medium", t("structural.title.oom", dev=dev),
+                   t(f"structural.oom.{dev if dev in ('cuda', 'cpu', 'mps') else 'cuda'}.cause"),
+                   t(f"structural.oom.{dev if dev in ('cuda', 'cpu', 'mps') else 'cuda'}.fix"), commands, seen, facts, 48)
+
+
+def unsupported(seen: Seen, facts: LogFacts) -> Optional[Answer]:
+    g = seen.groups
+    if g.get("nccl"):  # torch without NCCL: Windows and macOS builds
+        return _answer("unsupported-op", "nccl", "high", t("structural.title.unsupported", backend="NCCL"),
+                       t("structural.unsupported.nccl.cause"), t("structural.unsupported.nccl.fix"), [], seen, facts, 40)
+    backend = (g.get("backend") or g.get("backend2") or g.get("backend3")
+               or ("cpu" if g.get("dtype") else "")).lower()
+    if (g.get("op2") or "").startswith(("torchvision::", "torchaudio::")):
+        from .readers import torch_pair_fix  # an op of a companion package built without this backend
+
+        dist = g["op2"].split("::")[0]
+        summary, commands = torch_pair_fix(dist, facts)
+        return _answer("version-constraint", dist, "high", t("structural.title.version", pkg=dist),
+                       t("structural.cause.companion", dist=dist, backend=backend), summary, commands, seen, facts, 28)
+    backend = {"hip": "rocm"}.get(backend, backend)
+    if not backend:
+        return None
+    key = backend if backend in ("mps", "cpu", "rocm") else "other"
+    commands = [env("PYTORCH_ENABLE_MPS_FALLBACK=1", facts)] if key == "mps" else []
+    return _answer("unsupported-op", backend, "medium", t("structural.title.unsupported", backend=backend),
+                   t(f"structural.unsupported.{key}.cause"), t(f"structural.unsupported.{key}.fix"), commands,
+                   seen, facts, 47)
