@@ -365,3 +365,19 @@ def test_cache_dir_that_is_a_file_is_a_usage_error_before_compiling(tmp_path):
     done = fd("warm-cache", "--preset", "cpu-smoke", "--cache-dir", str(f), timeout=120)
     _refused(done, "is not a folder")
     assert "compiling" not in done.stderr
+
+
+def test_pickle_screen_takes_torch_memory_formats_and_nothing_through_them():
+    """A GPU entry's tensor metadata holds torch.contiguous_format, which pickle saves as the dotted
+    name torch.contiguous_format under torch._utils (H100, torch 2.11: every bundle was refused).
+    A dotted name is judged as the trusted root's own attribute, one step only."""
+    import torch
+
+    from flexdoctor.cache import megacache
+
+    megacache.screen_pickle(pickle.dumps([torch.contiguous_format, torch.channels_last, torch.float16],
+                                         protocol=4), KEY_F)
+    for module, name in [("torch._utils", "os.system"), ("torch._utils", "torch.load"),
+                         ("torch._utils", "torch.os.system"), ("os", "torch.float16"),
+                         ("torch._utils", "torch.__import__"), ("torch._utils", "torch._load_from_bytes")]:
+        assert not megacache._allowed(module, name), (module, name)

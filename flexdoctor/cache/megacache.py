@@ -201,6 +201,13 @@ _STRINGS = {"SHORT_BINUNICODE", "BINUNICODE", "BINUNICODE8", "UNICODE", "SHORT_B
 
 
 def _allowed(module: str, name: str) -> bool:
+    # pickle names some objects by a dotted path from the first module that reaches them:
+    # torch.contiguous_format (its __reduce__ says "torch.contiguous_format") is saved as
+    # torch._utils / torch.contiguous_format, torch._utils holding `import torch` (pickle.whichmodule).
+    # Only one step back into a trusted root is accepted, judged as that root's own attribute.
+    root, dot, rest = name.partition(".")
+    if dot and module.split(".")[0] in TRUSTED_ROOTS and root in TRUSTED_ROOTS and "." not in rest:
+        return all(p.isidentifier() for p in module.split(".")) and _allowed(root, rest)
     if name in DANGEROUS or not name.isidentifier():
         return False
     if module in PLAIN:
