@@ -51,6 +51,8 @@ def _fatal(seen, c: Collector, log: LogFacts) -> bool:
         starts = [tb for tb in c.tracebacks if log.region <= tb <= root]
         if (starts[0] if starts else root) - 2 <= seen.line <= root + 2:
             return True
+    if seen.uid == "cuda" and "CUDA initialization: " in seen.text:
+        return True  # torch's warning that CUDA is unusable: the reader answers only for a known CUDA error
     return not _WARNING.search(seen.text) and bool(_ERROR.search(seen.text))
 
 

@@ -7,6 +7,7 @@ import re
 from typing import Optional
 
 from ...text import t
+from ... import wheels
 from . import tables
 from .collect import Seen
 from .context import LogFacts
@@ -22,7 +23,7 @@ _CUDA_COMMANDS = {
     "ordinal": ["nvidia-smi -L", "python -c \"import os; print(os.environ.get('CUDA_VISIBLE_DEVICES'))\""],
     "fabric": ["systemctl status nvidia-fabricmanager"],
     "mismatch": ["nvidia-smi", "cat /proc/driver/nvidia/version"],
-    "unknown": ["nvidia-smi"],
+    "unknown": ["nvidia-smi", "sudo modprobe -r nvidia_uvm && sudo modprobe nvidia_uvm"],
     "os": ["nvidia-smi", "ls -l /dev/nvidia*"],
     "hardware": ["nvidia-smi -q -d ECC"],
     "busy": ["nvidia-smi -q -d COMPUTE"],
@@ -66,7 +67,7 @@ def _cuda_row(g: dict) -> Optional[dict]:
         return tables.cuda_by_name().get(tables.cuda_driver_name(g["dname"]).lower())
     if g.get("code"):
         return tables.cuda_by_code().get(int(g["code"]))
-    text = (g.get("text") or g.get("text2") or "").strip().rstrip(".").lower()
+    text = (g.get("text") or g.get("text2") or g.get("text3") or "").strip().rstrip(".").lower()
     for known, row in sorted(tables.cuda_by_text().items(), key=lambda kv: -len(kv[0])):  # longest first
         if text.startswith(known):
             return row
@@ -83,11 +84,24 @@ def cuda(seen: Seen, facts: LogFacts) -> Optional[Answer]:
     cat = row["category"]
     commands = [env(c[4:], facts) if c.startswith("env:") else c for c in _CUDA_COMMANDS.get(cat, [])]
     if facts.platform == "windows":
-        commands = [c for c in commands if not c.startswith(("systemctl", "cat ", "ls "))]
+        commands = [c for c in commands if not c.startswith(("systemctl", "cat ", "ls ", "sudo "))]
+    fix = driver_fix(facts) if cat == "driver" else t(f"structural.cuda.{cat}.fix")
     return _answer("cuda-error", row["name"], "high",
                    t("structural.title.cuda", name=row["name"], code=row["code"], text=row["text"]),
-                   t(f"structural.cuda.{cat}.cause"), t(f"structural.cuda.{cat}.fix"), commands, seen, facts,
-                   _RANK.get(cat, 45))
+                   t(f"structural.cuda.{cat}.cause"), fix, commands, seen, facts, _RANK.get(cat, 45))
+
+
+def driver_floors(facts: LogFacts) -> str:
+    """'CUDA 12.x: driver 525.60.13 or newer; ...' from the wheel table's floors (NVIDIA's CUDA
+    minor-version compatibility table), for the log's CUDA major when it says one, else for each."""
+    drivers = wheels.table().drivers
+    plat = "windows-x86_64" if facts.platform == "windows" else "linux-x86_64"
+    majors = [facts.cuda_major] if facts.cuda_major in drivers else sorted(drivers)
+    return "; ".join(t("structural.driver.floor", major=m, driver=drivers[m].version(plat)) for m in majors)
+
+
+def driver_fix(facts: LogFacts) -> str:
+    return t("structural.driver.fix", floors=driver_floors(facts))
 
 
 def nccl(seen: Seen, facts: LogFacts) -> Optional[Answer]:
