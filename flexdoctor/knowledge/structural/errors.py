@@ -192,3 +192,17 @@ def unsupported(seen: Seen, facts: LogFacts) -> Optional[Answer]:
     return _answer("unsupported-op", backend, "medium", t("structural.title.unsupported", backend=backend),
                    t(f"structural.unsupported.{key}.cause"), t(f"structural.unsupported.{key}.fix"), commands,
                    seen, facts, 47)
+
+
+def shm(seen: Seen, facts: LogFacts) -> Optional[Answer]:
+    """/dev/shm too small (a container's 64 MB default): DataLoader workers and NCCL's shared-memory
+    transport fail. A worker killed by SIGKILL ("Killed") is host RAM instead; a crash is no answer."""
+    sig = seen.groups.get("sig")
+    if sig == "Killed":
+        return _answer("out-of-memory", "cpu", "medium", t("structural.title.oom", dev="cpu"),
+                       t("structural.oom.killed.cause"), t("structural.oom.cpu.fix"),
+                       ["sudo dmesg -T | grep -i -E 'killed process|out of memory'"], seen, facts, 48)
+    if sig not in (None, "Bus error"):
+        return None
+    return _answer("shared-memory", "/dev/shm", "high", t("structural.shm.title"), t("structural.shm.cause"),
+                   t("structural.shm.fix"), ["df -h /dev/shm"], seen, facts, 30)

@@ -26,6 +26,7 @@ KINDS = {
     "triton-resources": ("FDS110", "the resource Triton ran out of, e.g. shared memory"),
     "out-of-memory": ("FDS111", "the device that ran out of memory: cuda, mps, xpu, cpu"),
     "unsupported-op": ("FDS112", "the backend that lacks the operation: mps, rocm, cpu"),
+    "shared-memory": ("FDS113", "the shared memory that ran out: /dev/shm"),
     "unknown": ("FDS199", "the exception type of the root error, e.g. KeyError"),
 }
 

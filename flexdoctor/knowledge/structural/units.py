@@ -108,6 +108,19 @@ UNITS = (
         r"Could not run '(?P<op2>[\w:.]{1,120})' with arguments from the '(?P<backend3>\w{1,40})' backend",
         r"Distributed package doesn't have (?P<nccl>NCCL) built in",
     )),
+    # Shared memory: DataLoader workers hand batches over in /dev/shm (torch/csrc/CudaIPCTypes, ATen
+    # MapAllocator.cpp: "unable to write to file </torch_...>", "unable to open shared memory object",
+    # "unable to mmap N bytes from file"), torch/utils/data/_utils/signal_handling.py ("DataLoader worker
+    # (pid N) is killed by signal: Bus error"), csrc/DataLoader.cpp ("Unexpected bus error encountered in
+    # worker ... insufficient shared memory (shm)"); NCCL's shm transport ("Error while creating shared
+    # memory segment /dev/shm/nccl-..."). Docker gives a container 64 MB of /dev/shm by default.
+    ("shm", "shape", (
+        r"is killed by signal: (?P<sig>Bus error|Killed|Segmentation fault|Aborted|Terminated)",
+        r"insufficient shared memory \(shm\)",
+        r"unable to (?:write to file|open shared memory object|mmap \d{1,20} bytes from file) </torch_",
+        r"creating shared memory segment (?P<seg>/dev/shm/)",
+        r"/dev/shm[^\n]{0,200}?No space left on device",
+    )),
     # --- context --------------------------------------------------------------------------------------
     # torch's version as logs state it: collect_env and `transformers-cli env` ("PyTorch version: 2.5.1"),
     # ComfyUI ("pytorch version: 2.5.1+cu124"), pip freeze ("torch==2.5.1"), wheel and dist-info names
