@@ -33,7 +33,8 @@ from .units import units
 _READERS = {"so-missing": libs.answer, "symbol": readers.symbol, "module": readers.module,
             "version": readers.version, "pip": readers.pip, "cuda": errors.cuda, "nccl": errors.nccl,
             "winerror": errors.windows, "triton-res": errors.triton, "oom": errors.oom,
-            "unsupported": errors.unsupported, "shm": errors.shm}
+            "unsupported": errors.unsupported, "shm": errors.shm,
+            "rdzv": errors.rendezvous}
 
 
 _WARNING = re.compile(r"[Ww]arning|WARNING|\bwarn\b|\bW\d{4} |Error caught was|not available|will not be enabled"

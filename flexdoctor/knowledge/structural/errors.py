@@ -206,3 +206,48 @@ def shm(seen: Seen, facts: LogFacts) -> Optional[Answer]:
         return None
     return _answer("shared-memory", "/dev/shm", "high", t("structural.shm.title"), t("structural.shm.cause"),
                    t("structural.shm.fix"), ["df -h /dev/shm"], seen, facts, 30)
+
+
+# errno values of a failed connect that do not clear up by retrying (socket.cpp retries until the
+# timeout and logs each try as a warning: 111 "refused" and 99 "cannot assign" are normal while rank 0
+# starts, or for IPv6 localhost): 110 timed out, 113 no route to host, 101 network unreachable.
+_STUCK_CONNECT = {"110", "113", "101"}
+_ERRNO = re.compile(r"errno: (\d{1,4})|code: -(\d{1,4})")
+_PORT = re.compile(r"\]?:(\d{1,5}) \(errno|port: (\d{1,5})|, (\d{1,5})\)")
+_HOST = re.compile(r"connect to ([A-Za-z0-9][A-Za-z0-9.-]{0,100}):(\d{1,5}) \(errno")
+
+
+def rendezvous(seen: Seen, facts: LogFacts) -> Optional[Answer]:
+    """torch.distributed could not meet: the master port is taken, or MASTER_ADDR cannot be reached."""
+    text = seen.text
+    m = _ERRNO.search(text)
+    errno = (m.group(1) or m.group(2)) if m else None
+    warned = bool(re.match(r"\s*(?:\S{1,40}: )?\[W ", text))  # socket.cpp's own warning line: it retries
+    port_m = _PORT.search(text)
+    port = next((g for g in port_m.groups() if g), None) if port_m else None
+    if "server socket" in text or "EADDRINUSE" in text:
+        if errno not in (None, "98"):
+            return None  # 97 (no IPv6) and the like: torch tries the next address
+        return _launcher("inuse", port, None, seen, facts)
+    if seen.groups.get("rdzv") or "timed out" in text or errno in _STUCK_CONNECT or (errno and not warned):
+        if errno == "99" or (warned and errno not in _STUCK_CONNECT):
+            return None
+        host = _HOST.search(text)
+        return _launcher("connect", host.group(2) if host else port, host.group(1) if host else None, seen, facts)
+    return None
+
+
+_LAUNCH_SUBJECT = {"inuse": "address-in-use", "connect": "rendezvous-unreachable"}  # data: JSON keeps them
+
+
+def _launcher(what: str, port: Optional[str], host: Optional[str], seen: Seen, facts: LogFacts) -> Answer:
+    windows = facts.platform == "windows"
+    commands = []
+    if what == "inuse" and port:
+        commands.append(f"netstat -ano | findstr :{port}" if windows else f"ss -ltnp 'sport = :{port}'")
+    if what == "connect" and host and port and not windows:
+        commands.append(f"nc -zv {host} {port}")
+    return _answer("launcher", _LAUNCH_SUBJECT[what], "high",
+                   t(f"structural.launcher.{what}.title", port=port or "?"),
+                   t(f"structural.launcher.{what}.cause", port=port or "?"),
+                   t(f"structural.launcher.{what}.fix", port=port or "29500"), commands, seen, facts, 26)

@@ -27,6 +27,7 @@ KINDS = {
     "out-of-memory": ("FDS111", "the device that ran out of memory: cuda, mps, xpu, cpu"),
     "unsupported-op": ("FDS112", "the backend that lacks the operation: mps, rocm, cpu"),
     "shared-memory": ("FDS113", "the shared memory that ran out: /dev/shm"),
+    "launcher": ("FDS114", "what the distributed launch failed at: address in use, connect"),
     "unknown": ("FDS199", "the exception type of the root error, e.g. KeyError"),
 }
 

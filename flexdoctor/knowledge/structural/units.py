@@ -121,6 +121,17 @@ UNITS = (
         r"creating shared memory segment (?P<seg>/dev/shm/)",
         r"/dev/shm[^\n]{0,200}?No space left on device",
     )),
+    # Rendezvous of torch.distributed (c10d TCPStore, torch/csrc/distributed/c10d/socket.cpp: "The server
+    # socket has failed to bind to [::]:29500 (errno: 98 - Address already in use)", "The client socket
+    # has failed to connect to host:port (errno: 110 - Connection timed out)", libuv's "port: 29500, ...
+    # name: EADDRINUSE"), older c10d ("connect() timed out"), torchrun's elastic rendezvous errors.
+    ("rdzv", "shape", (
+        r"server socket has failed to (?:bind to|listen on)",
+        r"name: EADDRINUSE",
+        r"client socket has failed to connect to",
+        r"connect\(\) timed out\. Original timeout was",
+        r"(?P<rdzv>RendezvousConnectionError|RendezvousTimeoutError)",
+    )),
     # --- context --------------------------------------------------------------------------------------
     # torch's version as logs state it: collect_env and `transformers-cli env` ("PyTorch version: 2.5.1"),
     # ComfyUI ("pytorch version: 2.5.1+cu124"), pip freeze ("torch==2.5.1"), wheel and dist-info names
