@@ -157,3 +157,30 @@ def test_rendezvous_warnings_of_a_healthy_start_are_no_problem():
             "[W socket.cpp:663] [c10d] The client socket has failed to connect to [node0]:29500 (errno: 111 - "
             "Connection refused).\n"
             "[2024-05-01 10:00:00] rank 1 joined\n")
+
+
+# --- Windows: a DLL of torch's wheel whose dependency is missing -------------------------------------
+
+@pytest.mark.parametrize("line", [
+    'OSError: [WinError 126] The specified module could not be found. Error loading '
+    '"C:\\apps\\sd\\venv\\lib\\site-packages\\torch\\lib\\fbgemm.dll" or one of its dependencies.',
+    'OSError: [WinError 126] Error loading "D:\\py\\Lib\\site-packages\\torch\\lib\\c10_cuda.dll" or one of its '
+    'dependencies.',
+])
+def test_torch_dll_dependency_is_the_vc_runtime(line):
+    item = first(line + "\n")
+    assert getattr(item, "entry", None) is not None and item.entry.id == "FDE526"
+    assert "Visual C++ Redistributable" in fix_text(item) and "winget install Microsoft.VCRedist.2015+.x64" in fix_text(item)
+
+
+def test_old_python_dll_load_failed_under_import_torch():
+    log = ('  File "C:\\Python36\\lib\\site-packages\\torch\\__init__.py", line 78, in <module>\n'
+           "    from torch._C import *\nImportError: DLL load failed: The specified module could not be found.\n")
+    item = first(log)
+    assert item.entry.id == "FDE526"
+
+
+def test_dll_load_failed_of_another_package_is_not_torchs():
+    result = scan('  File "C:\\app\\main.py", line 3, in <module>\n    import cv2\n'
+                  "ImportError: DLL load failed: The specified module could not be found.\n")
+    assert all(p.entry.id != "FDE526" for p in result.problems)
