@@ -184,3 +184,40 @@ def test_dll_load_failed_of_another_package_is_not_torchs():
     result = scan('  File "C:\\app\\main.py", line 3, in <module>\n    import cv2\n'
                   "ImportError: DLL load failed: The specified module could not be found.\n")
     assert all(p.entry.id != "FDE526" for p in result.problems)
+
+
+# --- Slurm -----------------------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("line, what, want", [
+    ("sbatch: error: Batch job submission failed: Invalid generic resource (gres) specification", "gres", "--gres=gpu:TYPE:NUM"),
+    ("sbatch: error: This partition requires a GPU type, specify --gres=gpu:TYPE:NUM", "gres", "--gres=gpu:"),
+    ("srun: error: Unable to allocate resources: Requested node configuration is not available", "nodeconf", "sinfo"),
+    ("sbatch: error: Batch job submission failed: Invalid account or account/partition combination specified",
+     "account", "--account"),
+    ("slurmstepd: error: Detected 1 oom-kill event(s) in StepId=4242.0. Some of your processes may have been killed "
+     "by the cgroup out-of-memory handler.", "oom", "--mem"),
+    ("slurmstepd: error: *** JOB 4242 ON gpu017 CANCELLED AT 2024-03-01T10:00:00 DUE TO TIME LIMIT ***", "time", "--time"),
+])
+def test_slurm_refusals_and_stops(line, what, want):
+    a = first(line + "\n")
+    assert (a.kind, a.subject) == ("slurm", what)
+    assert want in fix_text(a)
+
+
+def test_srun_exit_lines_are_consequences_and_the_rank_error_before_progress_is_the_answer():
+    log = ("torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB. GPU 1 has a total capacity of "
+           "23.6 GiB of which 1.1 GiB is free.\n"
+           "Epoch 0:  12%|#2        | 120/1000 [01:10<08:30,  1.72it/s]\n"
+           "srun: error: node12: task 1: Exited with exit code 1\n"
+           "srun: error: node12: task 0: Exited with exit code 1\n")
+    a = first(log)
+    assert (a.kind, a.subject) == ("out-of-memory", "cuda")
+    survived = scan(log.replace("srun: error: node12: task 1: Exited with exit code 1\n", "")
+                    .replace("srun: error: node12: task 0: Exited with exit code 1\n", "done\n"))
+    assert not survived.answers  # no launcher failure: an error before the last progress was survived
+
+
+def test_nccl_invalid_argument_names_the_world_size():
+    a = first("RuntimeError: NCCL error in: /opt/pytorch/torch/csrc/distributed/c10d/NCCLUtils.hpp:121, invalid "
+              "argument, NCCL version 2.10.3\n")
+    assert a.subject == "ncclInvalidArgument" and "world size" in a.fix.summary and "--ntasks" in a.fix.summary

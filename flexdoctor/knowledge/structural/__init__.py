@@ -34,7 +34,7 @@ _READERS = {"so-missing": libs.answer, "symbol": readers.symbol, "module": reade
             "version": readers.version, "pip": readers.pip, "cuda": errors.cuda, "nccl": errors.nccl,
             "winerror": errors.windows, "triton-res": errors.triton, "oom": errors.oom,
             "unsupported": errors.unsupported, "shm": errors.shm,
-            "rdzv": errors.rendezvous}
+            "rdzv": errors.rendezvous, "slurm": errors.slurm}
 
 
 _WARNING = re.compile(r"[Ww]arning|WARNING|\bwarn\b|\bW\d{4} |Error caught was|not available|will not be enabled"
@@ -98,6 +98,12 @@ def interpret(c: Collector, taken: Iterable[int], known: bool) -> tuple[tuple[An
     entry matched (the entry answers there); ``known``: whether any entry found a problem."""
     log = facts(c)
     out = sorted(_answers(c, log, set(taken)), key=lambda a: (a.rank, a.line))
+    if not out and log.region and c.launcher_failed > log.region:
+        # A launcher says a worker failed, and nothing after the last progress explains it: the failed
+        # rank's error came before another rank's later progress (ranks' lines interleave).
+        whole = facts(c, region=0)
+        out = sorted(_answers(c, whole, set(taken)), key=lambda a: (a.rank, a.line))
+        log = whole if out else log
     if not out and not known and log.root is not None:
         out = [unknown(log)]
     return tuple(out), log

@@ -104,6 +104,9 @@ def driver_fix(facts: LogFacts) -> str:
     return t("structural.driver.fix", floors=driver_floors(facts))
 
 
+_NCCL_FIX = {"argument": "structural.nccl_a.argument_fix"}  # the words that also name the world-size cause
+
+
 def nccl(seen: Seen, facts: LogFacts) -> Optional[Answer]:
     g = seen.groups
     rows = tables.nccl_errors()
@@ -114,7 +117,8 @@ def nccl(seen: Seen, facts: LogFacts) -> Optional[Answer]:
     if row["cause"] == "system":
         commands += ["df -h /dev/shm", "ip -brief address"]
     return _answer("nccl-error", row["name"], "high", t("structural.title.nccl", name=row["name"]),
-                   t(f"structural.nccl.{row['cause']}.cause"), t(f"structural.nccl.{row['cause']}.fix"), commands,
+                   t(f"structural.nccl.{row['cause']}.cause"), t(_NCCL_FIX.get(row["cause"], f"structural.nccl.{row['cause']}.fix")),
+                   commands,
                    seen, facts, 44)
 
 
@@ -251,3 +255,40 @@ def _launcher(what: str, port: Optional[str], host: Optional[str], seen: Seen, f
                    t(f"structural.launcher.{what}.title", port=port or "?"),
                    t(f"structural.launcher.{what}.cause", port=port or "?"),
                    t(f"structural.launcher.{what}.fix", port=port or "29500"), commands, seen, facts, 26)
+
+
+# Slurm's refusals, by the words of their reason (src/common/slurm_errno.c: ESLURM_INVALID_GRES "Invalid
+# generic resource (gres) specification", ESLURM_REQUESTED_NODE_CONFIG_UNAVAILABLE "Requested node
+# configuration is not available", ESLURM_INVALID_ACCOUNT / ESLURM_INVALID_QOS / "Job violates
+# accounting/QOS policy", ESLURM_INVALID_PARTITION_NAME, ESLURM_INVALID_TIME_LIMIT; sites' job_submit
+# plugins word GPU requests themselves: "specify --gres=gpu:TYPE:NUM"). First match wins.
+_SLURM_REASONS = (
+    ("gres", ("gres", "gpu count", "--gpus", "GPU type")),
+    ("nodeconf", ("Requested node configuration is not available",)),
+    ("account", ("Invalid account", "Invalid qos", "accounting/QOS policy", "QOSMax", "AssocMax")),
+    ("partition", ("Invalid partition",)),
+    ("time", ("time limit",)),
+    ("memory", ("Memory specification can not be satisfied", "memory")),
+)
+_SLURM_COMMANDS = {"gres": ["sinfo -o '%P %G'"], "nodeconf": ["sinfo -o '%P %D %c %m %G'"],
+                   "account": ["sacctmgr show assoc user=$USER format=account,partition,qos"],
+                   "partition": ["sinfo -s"], "time": ["sinfo -o '%P %l'"], "memory": ["sinfo -o '%P %m'"],
+                   "oom": ["sacct -j $SLURM_JOB_ID --format=JobID,MaxRSS,ReqMem,State"]}
+
+
+def slurm(seen: Seen, facts: LogFacts) -> Optional[Answer]:
+    """A Slurm refusal (sbatch/srun could not place the job) or a job step Slurm stopped."""
+    g = seen.groups
+    if g.get("oomkill"):
+        what = "oom"
+    elif g.get("cancel"):
+        what = "time"
+    else:
+        msg = g.get("msg", "")
+        if re.search(r"Exited with exit code|Job step aborted|Terminating job step|Killed", msg):
+            return None  # a worker's failure reported by srun: its own lines hold the cause
+        what = next((w for w, words in _SLURM_REASONS if any(x.lower() in msg.lower() for x in words)), None)
+        if what is None:
+            return None
+    return _answer("slurm", what, "high", t(f"structural.slurm.{what}.title"), t(f"structural.slurm.{what}.cause"),
+                   t(f"structural.slurm.{what}.fix"), _SLURM_COMMANDS[what], seen, facts, 25)

@@ -132,6 +132,15 @@ UNITS = (
         r"connect\(\) timed out\. Original timeout was",
         r"(?P<rdzv>RendezvousConnectionError|RendezvousTimeoutError)",
     )),
+    # Slurm (src/common/slurm_errno.c texts after "sbatch: error: Batch job submission failed: " or
+    # "srun: error: Unable to allocate resources: "; site job_submit plugins' own "sbatch: error:" lines;
+    # slurmstepd's cgroup OOM and cancel notices). Consequences ("task 3: Exited with exit code 1") are
+    # read by the reader and answer nothing: the cause is another line.
+    ("slurm", "shape", (
+        r"(?P<tool>sbatch|srun|salloc): error: (?P<msg>[^\n]{1,300})",
+        r"slurmstepd: error: [^\n]{0,120}?(?P<oomkill>oom-kill event|out-of-memory handler)",
+        r"slurmstepd: error: \*\*\* (?:JOB|STEP) [\d.]{1,20} ON \S{1,100} CANCELLED AT \S{1,40} DUE TO (?P<cancel>TIME LIMIT)",
+    )),
     # --- context --------------------------------------------------------------------------------------
     # torch's version as logs state it: collect_env and `transformers-cli env` ("PyTorch version: 2.5.1"),
     # ComfyUI ("pytorch version: 2.5.1+cu124"), pip freeze ("torch==2.5.1"), wheel and dist-info names
@@ -157,6 +166,14 @@ UNITS = (
     ("ctx-platform", "context", (r"win_amd64|python_embeded|\bWinError\b", r"macosx_1\d|[Dd]arwin|/opt/homebrew/")),
     ("ctx-frame", "context", (r"File \"(?P<path>[^\"\n]{1,500})\", line \d{1,7}",)),
     ("ctx-traceback", "context", (r"Traceback \(most recent call last\)",)),
+    # A launcher reporting that a worker failed (srun, torchrun/elastic, deepspeed, accelerate): the
+    # cause is in a rank's lines, possibly before another rank's later progress.
+    ("ctx-launcher", "context", (
+        r"srun: error: [^\n]{0,200}?Exited with exit code [1-9]",
+        r"ChildFailedError",
+        r"exits with return code = -?[1-9]",
+        r"failed \(exitcode: -?[1-9]",
+    )),
     ("ctx-exception", "context", (_EXC,)),
     ("ctx-what", "context", (r"what\(\): {0,4}(?P<msg>[^\n]{1,2000})",)),
     ("ctx-error", "context", (
