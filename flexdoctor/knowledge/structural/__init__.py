@@ -54,6 +54,8 @@ def _fatal(seen, c: Collector, log: LogFacts) -> bool:
             return True
     if seen.uid == "cuda" and "CUDA initialization: " in seen.text:
         return True  # torch's warning that CUDA is unusable: the reader answers only for a known CUDA error
+    if seen.uid == "slurm":
+        return True  # "sbatch: error:", "slurmstepd: error:": Slurm's own level says it; the reader drops consequences
     return not _WARNING.search(seen.text) and bool(_ERROR.search(seen.text))
 
 
