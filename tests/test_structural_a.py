@@ -221,3 +221,9 @@ def test_nccl_invalid_argument_names_the_world_size():
     a = first("RuntimeError: NCCL error in: /opt/pytorch/torch/csrc/distributed/c10d/NCCLUtils.hpp:121, invalid "
               "argument, NCCL version 2.10.3\n")
     assert a.subject == "ncclInvalidArgument" and "world size" in a.fix.summary and "--ntasks" in a.fix.summary
+
+
+def test_vllm_pynccl_failing_to_load_nccl_names_the_nccl_wheel():
+    a = first("torch==2.3.0+cu121\nERROR 05-02 10:00:00 pynccl.py:53] Failed to load NCCL library from libnccl.so.2 . "
+              "It is expected if you are not running on NVIDIA/AMD GPUs.\n")
+    assert (a.kind, a.subject) == ("shared-library", "libnccl.so.2") and "nvidia-nccl-cu12" in fix_text(a)

@@ -36,6 +36,8 @@ UNITS = (
         r"Library not loaded: (?P<path>[@\w/.+-]{1,500})",
         r"DLL load failed while importing (?P<mod>\w{1,120})",
         r"lib(?P<stem>\w{1,80})\.so(?:\.\d{1,4}){0,4} (?:not found|No such file)",
+        # vLLM's pynccl / cupy: "Failed to load NCCL library from libnccl.so.2"
+        r"Failed to load (?:NCCL|CUDA|cuDNN|cuBLAS) library from (?P<lib>" + _NAME + r")",
     )),
     ("symbol", "shape", (
         r"undefined symbol: (?P<sym>[\w.$@]{1,4000})",
