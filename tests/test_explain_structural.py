@@ -65,7 +65,7 @@ def test_libraries_that_pip_does_not_provide():
     log = ('OSError: [WinError 126] The specified module could not be found. Error loading '
            '"C:\\venv\\Lib\\site-packages\\torch\\lib\\fbgemm.dll" or one of its dependencies.\n')
     result = kbx.scan(io.BytesIO(log.encode()))
-    assert result.ordered()[0].entry.id == "FDE202"  # the entry knows a broken torch on Windows
+    assert result.ordered()[0].entry.id == "FDE526"  # the entry knows a DLL of torch whose VC++ runtime is missing
     assert result.answers == ()  # and the line is its: no second reading
     other = answer(log.replace("torch\\lib\\fbgemm.dll", "onnxruntime\\capi\\onnxruntime.dll").replace(
         "WinError 126", "WinError 126"), "shared-library")

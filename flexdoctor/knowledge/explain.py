@@ -28,6 +28,7 @@ import re
 from dataclasses import dataclass, field
 from typing import IO, Iterable, Iterator, Optional
 
+from ..text import t
 from ..wheels import explain_context
 from . import Entry, entries, structural
 
@@ -577,7 +578,7 @@ class _Scan:
             # Values land in printed commands: only plain version-like tokens are taken.
             if value and key not in problem.context and _SAFE_VALUE.fullmatch(value):
                 problem.context[key] = value
-        for key, value in explain_context(e.id, text).items():  # values derived from the line (wheels)
+        for key, value in _line_context(e.id, text).items():  # values derived from the line (wheels)
             problem.context.setdefault(key, value)
 
     def visit(self, n: int, line: str, prev: Optional[str], prev_ids: frozenset) -> frozenset:
@@ -633,7 +634,40 @@ class _Scan:
         notes = sorted((p for p in found if p.entry.advisory), key=key)
         taken = set().union(*(self.taken.get(p.entry.id, ()) for p in found))
         answers, log = structural.interpret(self.collector, taken, bool(problems))
+        for p in problems:
+            if p.entry.id in _DRIVER_ENTRIES:
+                _driver_context(p.context, log)
         return Result(tuple(problems), lines, tuple(notes), answers, log)
+
+
+# Entries whose fix names the CUDA torch was built for ({torch_cuda}) and the wheel for the driver
+# ({cuda_tag}): "The NVIDIA driver on your system is too old".
+_DRIVER_ENTRIES = {"FDE105"}
+_NO_WHEEL = "_no_wheel"  # context flag: no torch wheel runs on the log's driver; its pip command is dropped
+
+
+def _line_context(entry_id: str, text: str) -> dict:
+    """``explain_context`` of the wheels table, but never a wheel the log's driver cannot run (a
+    wheel runs on a driver of its CUDA major): a driver for CUDA 9.0 or 10.1 runs no torch the table
+    knows, so the fix says so instead of naming a cu130 wheel."""
+    ctx = explain_context(entry_id, text)
+    tag = re.fullmatch(r"cu(\d+)(\d)", ctx.get("cuda_tag", ""))
+    driver = ctx.get("driver_cuda")
+    if tag and driver and int(tag.group(1)) > int(driver.split(".")[0]):  # minor-version compatibility
+        return {"driver_cuda": driver, "cuda_tag": t("structural.driver.no_wheel", cuda=driver), _NO_WHEEL: "1"}
+    return ctx
+
+
+def _driver_context(context: dict, log) -> None:
+    """Fill a driver entry's {torch_cuda} from the log (the CUDA torch was built with and the oldest
+    driver that runs it), and, when the log does not say the driver's CUDA, name no wheel."""
+    if "torch_cuda" not in context:
+        floors = structural.errors.driver_floors(log)
+        context["torch_cuda"] = (t("structural.driver.torch_cuda", cuda=log.cuda, floors=floors) if log.cuda
+                                 else t("structural.driver.torch_cuda_unknown", floors=floors))
+    if "cuda_tag" not in context:
+        context["cuda_tag"] = t("structural.driver.tag_unknown")
+        context[_NO_WHEEL] = "1"
 
 
 def scan_lines(lines: Iterable[str], matcher: Optional[Matcher] = None) -> Result:
@@ -655,6 +689,9 @@ def fix_for(problem: Problem):
     plus every ``log_commands`` command whose placeholders were all read from the log."""
     e = problem.entry
     fix = e.render(**problem.context)
+    if problem.context.get(_NO_WHEEL):  # no torch wheel is known to run here: no pip command to print
+        fix = type(fix)(summary=fix.summary, commands=tuple(c for c in fix.commands if " pip install " not in c),
+                        kb=fix.kb, links=fix.links)
     extra = tuple(_fill_command(c, problem.context) for c in e.log_commands
                   if set(_placeholders(c)) <= set(problem.context))
     if not extra:

@@ -33,7 +33,8 @@ from .units import units
 _READERS = {"so-missing": libs.answer, "symbol": readers.symbol, "module": readers.module,
             "version": readers.version, "pip": readers.pip, "cuda": errors.cuda, "nccl": errors.nccl,
             "winerror": errors.windows, "triton-res": errors.triton, "oom": errors.oom,
-            "unsupported": errors.unsupported}
+            "unsupported": errors.unsupported, "shm": errors.shm,
+            "rdzv": errors.rendezvous, "slurm": errors.slurm}
 
 
 _WARNING = re.compile(r"[Ww]arning|WARNING|\bwarn\b|\bW\d{4} |Error caught was|not available|will not be enabled"
@@ -51,6 +52,10 @@ def _fatal(seen, c: Collector, log: LogFacts) -> bool:
         starts = [tb for tb in c.tracebacks if log.region <= tb <= root]
         if (starts[0] if starts else root) - 2 <= seen.line <= root + 2:
             return True
+    if seen.uid == "cuda" and "CUDA initialization: " in seen.text:
+        return True  # torch's warning that CUDA is unusable: the reader answers only for a known CUDA error
+    if seen.uid == "slurm":
+        return True  # "sbatch: error:", "slurmstepd: error:": Slurm's own level says it; the reader drops consequences
     return not _WARNING.search(seen.text) and bool(_ERROR.search(seen.text))
 
 
@@ -95,6 +100,12 @@ def interpret(c: Collector, taken: Iterable[int], known: bool) -> tuple[tuple[An
     entry matched (the entry answers there); ``known``: whether any entry found a problem."""
     log = facts(c)
     out = sorted(_answers(c, log, set(taken)), key=lambda a: (a.rank, a.line))
+    if not out and log.region and c.launcher_failed > log.region:
+        # A launcher says a worker failed, and nothing after the last progress explains it: the failed
+        # rank's error came before another rank's later progress (ranks' lines interleave).
+        whole = facts(c, region=0)
+        out = sorted(_answers(c, whole, set(taken)), key=lambda a: (a.rank, a.line))
+        log = whole if out else log
     if not out and not known and log.root is not None:
         out = [unknown(log)]
     return tuple(out), log

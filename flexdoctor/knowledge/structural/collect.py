@@ -40,6 +40,7 @@ class Collector:
     platforms: Counter = field(default_factory=Counter)
     conda: bool = False
     last_progress: int = 0
+    launcher_failed: int = 0  # the last line where a launcher reported a failed worker
 
     def observe(self, entry, line: int, text: str) -> None:
         """A context or shape unit matched line ``line``."""
@@ -71,6 +72,8 @@ class Collector:
             self._path(path)
         elif uid == "ctx-traceback":
             self.tracebacks.append(line)
+        elif uid == "ctx-launcher":
+            self.launcher_failed = line
         elif uid in ("ctx-exception", "ctx-what"):
             self.exceptions.append((line, groups.get("exc", "c10::Error"), groups.get("msg", ""), text.strip()))
         elif uid == "ctx-error":

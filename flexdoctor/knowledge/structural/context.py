@@ -88,10 +88,11 @@ def _package(c: Collector, root: Optional[tuple], region: int) -> Optional[str]:
     return package_of(root[3])
 
 
-def facts(c: Collector) -> LogFacts:
+def facts(c: Collector, region: Optional[int] = None) -> LogFacts:
+    """What the log says; ``region``: where the failure region starts (default: the last progress)."""
     torch = c.versions.get("torch")
     major, cuda = _cuda(c, torch)
-    region = c.last_progress
+    region = c.last_progress if region is None else region
     root = _root(c, region)
     py = c.versions.get("python")
     return LogFacts(torch=torch, cuda_major=major, cuda=cuda, python=py, platform=_platform(c),

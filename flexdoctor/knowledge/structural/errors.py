@@ -7,6 +7,7 @@ import re
 from typing import Optional
 
 from ...text import t
+from ... import wheels
 from . import tables
 from .collect import Seen
 from .context import LogFacts
@@ -22,7 +23,7 @@ _CUDA_COMMANDS = {
     "ordinal": ["nvidia-smi -L", "python -c \"import os; print(os.environ.get('CUDA_VISIBLE_DEVICES'))\""],
     "fabric": ["systemctl status nvidia-fabricmanager"],
     "mismatch": ["nvidia-smi", "cat /proc/driver/nvidia/version"],
-    "unknown": ["nvidia-smi"],
+    "unknown": ["nvidia-smi", "sudo modprobe -r nvidia_uvm && sudo modprobe nvidia_uvm"],
     "os": ["nvidia-smi", "ls -l /dev/nvidia*"],
     "hardware": ["nvidia-smi -q -d ECC"],
     "busy": ["nvidia-smi -q -d COMPUTE"],
@@ -66,7 +67,7 @@ def _cuda_row(g: dict) -> Optional[dict]:
         return tables.cuda_by_name().get(tables.cuda_driver_name(g["dname"]).lower())
     if g.get("code"):
         return tables.cuda_by_code().get(int(g["code"]))
-    text = (g.get("text") or g.get("text2") or "").strip().rstrip(".").lower()
+    text = (g.get("text") or g.get("text2") or g.get("text3") or "").strip().rstrip(".").lower()
     for known, row in sorted(tables.cuda_by_text().items(), key=lambda kv: -len(kv[0])):  # longest first
         if text.startswith(known):
             return row
@@ -83,11 +84,27 @@ def cuda(seen: Seen, facts: LogFacts) -> Optional[Answer]:
     cat = row["category"]
     commands = [env(c[4:], facts) if c.startswith("env:") else c for c in _CUDA_COMMANDS.get(cat, [])]
     if facts.platform == "windows":
-        commands = [c for c in commands if not c.startswith(("systemctl", "cat ", "ls "))]
+        commands = [c for c in commands if not c.startswith(("systemctl", "cat ", "ls ", "sudo "))]
+    fix = driver_fix(facts) if cat == "driver" else t(f"structural.cuda.{cat}.fix")
     return _answer("cuda-error", row["name"], "high",
                    t("structural.title.cuda", name=row["name"], code=row["code"], text=row["text"]),
-                   t(f"structural.cuda.{cat}.cause"), t(f"structural.cuda.{cat}.fix"), commands, seen, facts,
-                   _RANK.get(cat, 45))
+                   t(f"structural.cuda.{cat}.cause"), fix, commands, seen, facts, _RANK.get(cat, 45))
+
+
+def driver_floors(facts: LogFacts) -> str:
+    """'CUDA 12.x: driver 525.60.13 or newer; ...' from the wheel table's floors (NVIDIA's CUDA
+    minor-version compatibility table), for the log's CUDA major when it says one, else for each."""
+    drivers = wheels.table().drivers
+    plat = "windows-x86_64" if facts.platform == "windows" else "linux-x86_64"
+    majors = [facts.cuda_major] if facts.cuda_major in drivers else sorted(drivers)
+    return "; ".join(t("structural.driver.floor", major=m, driver=drivers[m].version(plat)) for m in majors)
+
+
+def driver_fix(facts: LogFacts) -> str:
+    return t("structural.driver.fix", floors=driver_floors(facts))
+
+
+_NCCL_FIX = {"argument": "structural.nccl_a.argument_fix"}  # the words that also name the world-size cause
 
 
 def nccl(seen: Seen, facts: LogFacts) -> Optional[Answer]:
@@ -100,7 +117,8 @@ def nccl(seen: Seen, facts: LogFacts) -> Optional[Answer]:
     if row["cause"] == "system":
         commands += ["df -h /dev/shm", "ip -brief address"]
     return _answer("nccl-error", row["name"], "high", t("structural.title.nccl", name=row["name"]),
-                   t(f"structural.nccl.{row['cause']}.cause"), t(f"structural.nccl.{row['cause']}.fix"), commands,
+                   t(f"structural.nccl.{row['cause']}.cause"), t(_NCCL_FIX.get(row["cause"], f"structural.nccl.{row['cause']}.fix")),
+                   commands,
                    seen, facts, 44)
 
 
@@ -178,3 +196,99 @@ def unsupported(seen: Seen, facts: LogFacts) -> Optional[Answer]:
     return _answer("unsupported-op", backend, "medium", t("structural.title.unsupported", backend=backend),
                    t(f"structural.unsupported.{key}.cause"), t(f"structural.unsupported.{key}.fix"), commands,
                    seen, facts, 47)
+
+
+def shm(seen: Seen, facts: LogFacts) -> Optional[Answer]:
+    """/dev/shm too small (a container's 64 MB default): DataLoader workers and NCCL's shared-memory
+    transport fail. A worker killed by SIGKILL ("Killed") is host RAM instead; a crash is no answer."""
+    sig = seen.groups.get("sig")
+    if sig == "Killed":
+        return _answer("out-of-memory", "cpu", "medium", t("structural.title.oom", dev="cpu"),
+                       t("structural.oom.killed.cause"), t("structural.oom.cpu.fix"),
+                       ["sudo dmesg -T | grep -i -E 'killed process|out of memory'"], seen, facts, 48)
+    if sig not in (None, "Bus error"):
+        return None
+    return _answer("shared-memory", "/dev/shm", "high", t("structural.shm.title"), t("structural.shm.cause"),
+                   t("structural.shm.fix"), ["df -h /dev/shm"], seen, facts, 30)
+
+
+# errno values of a failed connect that do not clear up by retrying (socket.cpp retries until the
+# timeout and logs each try as a warning: 111 "refused" and 99 "cannot assign" are normal while rank 0
+# starts, or for IPv6 localhost): 110 timed out, 113 no route to host, 101 network unreachable.
+_STUCK_CONNECT = {"110", "113", "101"}
+_ERRNO = re.compile(r"errno: (\d{1,4})|code: -(\d{1,4})")
+_PORT = re.compile(r"\]?:(\d{1,5}) \(errno|port: (\d{1,5})|, (\d{1,5})\)")
+_HOST = re.compile(r"connect to ([A-Za-z0-9][A-Za-z0-9.-]{0,100}):(\d{1,5}) \(errno")
+
+
+def rendezvous(seen: Seen, facts: LogFacts) -> Optional[Answer]:
+    """torch.distributed could not meet: the master port is taken, or MASTER_ADDR cannot be reached."""
+    text = seen.text
+    m = _ERRNO.search(text)
+    errno = (m.group(1) or m.group(2)) if m else None
+    warned = bool(re.match(r"\s*(?:\S{1,40}: )?\[W ", text))  # socket.cpp's own warning line: it retries
+    port_m = _PORT.search(text)
+    port = next((g for g in port_m.groups() if g), None) if port_m else None
+    if "server socket" in text or "EADDRINUSE" in text:
+        if errno not in (None, "98"):
+            return None  # 97 (no IPv6) and the like: torch tries the next address
+        return _launcher("inuse", port, None, seen, facts)
+    if seen.groups.get("rdzv") or "timed out" in text or errno in _STUCK_CONNECT or (errno and not warned):
+        if errno == "99" or (warned and errno not in _STUCK_CONNECT):
+            return None
+        host = _HOST.search(text)
+        return _launcher("connect", host.group(2) if host else port, host.group(1) if host else None, seen, facts)
+    return None
+
+
+_LAUNCH_SUBJECT = {"inuse": "address-in-use", "connect": "rendezvous-unreachable"}  # data: JSON keeps them
+
+
+def _launcher(what: str, port: Optional[str], host: Optional[str], seen: Seen, facts: LogFacts) -> Answer:
+    windows = facts.platform == "windows"
+    commands = []
+    if what == "inuse" and port:
+        commands.append(f"netstat -ano | findstr :{port}" if windows else f"ss -ltnp 'sport = :{port}'")
+    if what == "connect" and host and port and not windows:
+        commands.append(f"nc -zv {host} {port}")
+    return _answer("launcher", _LAUNCH_SUBJECT[what], "high",
+                   t(f"structural.launcher.{what}.title", port=port or "?"),
+                   t(f"structural.launcher.{what}.cause", port=port or "?"),
+                   t(f"structural.launcher.{what}.fix", port=port or "29500"), commands, seen, facts, 26)
+
+
+# Slurm's refusals, by the words of their reason (src/common/slurm_errno.c: ESLURM_INVALID_GRES "Invalid
+# generic resource (gres) specification", ESLURM_REQUESTED_NODE_CONFIG_UNAVAILABLE "Requested node
+# configuration is not available", ESLURM_INVALID_ACCOUNT / ESLURM_INVALID_QOS / "Job violates
+# accounting/QOS policy", ESLURM_INVALID_PARTITION_NAME, ESLURM_INVALID_TIME_LIMIT; sites' job_submit
+# plugins word GPU requests themselves: "specify --gres=gpu:TYPE:NUM"). First match wins.
+_SLURM_REASONS = (
+    ("gres", ("gres", "gpu count", "--gpus", "GPU type")),
+    ("nodeconf", ("Requested node configuration is not available",)),
+    ("account", ("Invalid account", "Invalid qos", "accounting/QOS policy", "QOSMax", "AssocMax")),
+    ("partition", ("Invalid partition",)),
+    ("time", ("time limit",)),
+    ("memory", ("Memory specification can not be satisfied", "memory")),
+)
+_SLURM_COMMANDS = {"gres": ["sinfo -o '%P %G'"], "nodeconf": ["sinfo -o '%P %D %c %m %G'"],
+                   "account": ["sacctmgr show assoc user=$USER format=account,partition,qos"],
+                   "partition": ["sinfo -s"], "time": ["sinfo -o '%P %l'"], "memory": ["sinfo -o '%P %m'"],
+                   "oom": ["sacct -j $SLURM_JOB_ID --format=JobID,MaxRSS,ReqMem,State"]}
+
+
+def slurm(seen: Seen, facts: LogFacts) -> Optional[Answer]:
+    """A Slurm refusal (sbatch/srun could not place the job) or a job step Slurm stopped."""
+    g = seen.groups
+    if g.get("oomkill"):
+        what = "oom"
+    elif g.get("cancel"):
+        what = "time"
+    else:
+        msg = g.get("msg", "")
+        if re.search(r"Exited with exit code|Job step aborted|Terminating job step|Killed", msg):
+            return None  # a worker's failure reported by srun: its own lines hold the cause
+        what = next((w for w, words in _SLURM_REASONS if any(x.lower() in msg.lower() for x in words)), None)
+        if what is None:
+            return None
+    return _answer("slurm", what, "high", t(f"structural.slurm.{what}.title"), t(f"structural.slurm.{what}.cause"),
+                   t(f"structural.slurm.{what}.fix"), _SLURM_COMMANDS[what], seen, facts, 25)

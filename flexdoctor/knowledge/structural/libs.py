@@ -118,6 +118,9 @@ def _torch(facts: LogFacts, seen: Seen) -> tuple[str, list, str]:
     pkg = package_of(seen.text) or facts.package
     if pkg and pkg != "torch":
         return t("structural.lib.torch_ext", pkg=pkg), ["python -c \"import torch; print(torch.__version__)\""], "medium"
+    if facts.platform == "windows" or re.search(r"\.dll\b", seen.text):
+        # the DLL is in torch's wheel: what does not load is a system DLL it needs (the VC++ runtime)
+        return t("structural.lib.torch_windows"), ["winget install Microsoft.VCRedist.2015+.x64"], "high"
     commands = []
     if facts.torch_release and facts.cuda_tag:
         commands.append(f"python -m pip install --force-reinstall torch=={facts.torch_release} "

@@ -26,6 +26,9 @@ KINDS = {
     "triton-resources": ("FDS110", "the resource Triton ran out of, e.g. shared memory"),
     "out-of-memory": ("FDS111", "the device that ran out of memory: cuda, mps, xpu, cpu"),
     "unsupported-op": ("FDS112", "the backend that lacks the operation: mps, rocm, cpu"),
+    "shared-memory": ("FDS113", "the shared memory that ran out: /dev/shm"),
+    "launcher": ("FDS114", "what the distributed launch failed at: address in use, connect"),
+    "slurm": ("FDS115", "what Slurm refused or stopped: gres, nodeconf, account, partition, time, memory, oom"),
     "unknown": ("FDS199", "the exception type of the root error, e.g. KeyError"),
 }
 

@@ -36,6 +36,8 @@ UNITS = (
         r"Library not loaded: (?P<path>[@\w/.+-]{1,500})",
         r"DLL load failed while importing (?P<mod>\w{1,120})",
         r"lib(?P<stem>\w{1,80})\.so(?:\.\d{1,4}){0,4} (?:not found|No such file)",
+        # vLLM's pynccl / cupy: "Failed to load NCCL library from libnccl.so.2"
+        r"Failed to load (?:NCCL|CUDA|cuDNN|cuBLAS) library from (?P<lib>" + _NAME + r")",
     )),
     ("symbol", "shape", (
         r"undefined symbol: (?P<sym>[\w.$@]{1,4000})",
@@ -74,6 +76,12 @@ UNITS = (
         r"CUDA (?:driver )?error (?P<code>\d{1,4})\b",
         r"(?:Triton Error \[CUDA\]|CUDA driver error|CUDA Error|CUDA call failed[^\n]{0,80}?): (?P<text2>[^\n]{1,200})",
         r"(?P<lib_status>CUBLAS_STATUS_[A-Z_]{2,40}|CUDNN_STATUS_[A-Z_]{2,40})",
+        # torch < 1.5 (THC): "cuda runtime error (35) : CUDA driver version is insufficient ..."
+        r"cuda runtime error \((?P<code>\d{1,4})\) ?:",
+        # c10/cuda/CUDAFunctions.cpp: "Unexpected error from cudaGetDeviceCount(). ... Error 802: ..."
+        r"cudaGetDeviceCount\(\)[^\n]{0,200}? Error (?P<code>\d{1,4}): ",
+        # torch's "CUDA initialization: CUDA unknown error - ..." (is_available() is False after it)
+        r"CUDA initialization: (?:CUDA )?(?P<text3>[^\n]{1,200})",
     )),
     ("nccl", "shape", (
         r"(?P<name>nccl(?:UnhandledCudaError|SystemError|InternalError|InvalidArgument|InvalidUsage|RemoteError|InProgress))",
@@ -102,6 +110,39 @@ UNITS = (
         r"Could not run '(?P<op2>[\w:.]{1,120})' with arguments from the '(?P<backend3>\w{1,40})' backend",
         r"Distributed package doesn't have (?P<nccl>NCCL) built in",
     )),
+    # Shared memory: DataLoader workers hand batches over in /dev/shm (torch/csrc/CudaIPCTypes, ATen
+    # MapAllocator.cpp: "unable to write to file </torch_...>", "unable to open shared memory object",
+    # "unable to mmap N bytes from file"), torch/utils/data/_utils/signal_handling.py ("DataLoader worker
+    # (pid N) is killed by signal: Bus error"), csrc/DataLoader.cpp ("Unexpected bus error encountered in
+    # worker ... insufficient shared memory (shm)"); NCCL's shm transport ("Error while creating shared
+    # memory segment /dev/shm/nccl-..."). Docker gives a container 64 MB of /dev/shm by default.
+    ("shm", "shape", (
+        r"is killed by signal: (?P<sig>Bus error|Killed|Segmentation fault|Aborted|Terminated)",
+        r"insufficient shared memory \(shm\)",
+        r"unable to (?:write to file|open shared memory object|mmap \d{1,20} bytes from file) </torch_",
+        r"creating shared memory segment (?P<seg>/dev/shm/)",
+        r"/dev/shm[^\n]{0,200}?No space left on device",
+    )),
+    # Rendezvous of torch.distributed (c10d TCPStore, torch/csrc/distributed/c10d/socket.cpp: "The server
+    # socket has failed to bind to [::]:29500 (errno: 98 - Address already in use)", "The client socket
+    # has failed to connect to host:port (errno: 110 - Connection timed out)", libuv's "port: 29500, ...
+    # name: EADDRINUSE"), older c10d ("connect() timed out"), torchrun's elastic rendezvous errors.
+    ("rdzv", "shape", (
+        r"server socket has failed to (?:bind to|listen on)",
+        r"name: EADDRINUSE",
+        r"client socket has failed to connect to",
+        r"connect\(\) timed out\. Original timeout was",
+        r"(?P<rdzv>RendezvousConnectionError|RendezvousTimeoutError)",
+    )),
+    # Slurm (src/common/slurm_errno.c texts after "sbatch: error: Batch job submission failed: " or
+    # "srun: error: Unable to allocate resources: "; site job_submit plugins' own "sbatch: error:" lines;
+    # slurmstepd's cgroup OOM and cancel notices). Consequences ("task 3: Exited with exit code 1") are
+    # read by the reader and answer nothing: the cause is another line.
+    ("slurm", "shape", (
+        r"(?P<tool>sbatch|srun|salloc): error: (?P<msg>[^\n]{1,300})",
+        r"slurmstepd: error: [^\n]{0,120}?(?P<oomkill>oom-kill event|out-of-memory handler)",
+        r"slurmstepd: error: \*\*\* (?:JOB|STEP) [\d.]{1,20} ON \S{1,100} CANCELLED AT \S{1,40} DUE TO (?P<cancel>TIME LIMIT)",
+    )),
     # --- context --------------------------------------------------------------------------------------
     # torch's version as logs state it: collect_env and `transformers-cli env` ("PyTorch version: 2.5.1"),
     # ComfyUI ("pytorch version: 2.5.1+cu124"), pip freeze ("torch==2.5.1"), wheel and dist-info names
@@ -127,6 +168,14 @@ UNITS = (
     ("ctx-platform", "context", (r"win_amd64|python_embeded|\bWinError\b", r"macosx_1\d|[Dd]arwin|/opt/homebrew/")),
     ("ctx-frame", "context", (r"File \"(?P<path>[^\"\n]{1,500})\", line \d{1,7}",)),
     ("ctx-traceback", "context", (r"Traceback \(most recent call last\)",)),
+    # A launcher reporting that a worker failed (srun, torchrun/elastic, deepspeed, accelerate): the
+    # cause is in a rank's lines, possibly before another rank's later progress.
+    ("ctx-launcher", "context", (
+        r"srun: error: [^\n]{0,200}?Exited with exit code [1-9]",
+        r"ChildFailedError",
+        r"exits with return code = -?[1-9]",
+        r"failed \(exitcode: -?[1-9]",
+    )),
     ("ctx-exception", "context", (_EXC,)),
     ("ctx-what", "context", (r"what\(\): {0,4}(?P<msg>[^\n]{1,2000})",)),
     ("ctx-error", "context", (
