@@ -10,7 +10,7 @@ from typing import Optional
 from ...model import Fix
 from ...text import t
 from ... import wheels
-from . import tables
+from . import pipdist, tables
 from .collect import Seen, package_of
 from .context import LogFacts
 from .demangle import demangle
@@ -250,6 +250,10 @@ def pip(seen: Seen, facts: LogFacts) -> Optional[Answer]:
             return None
         subject = re.sub(r"[-_.]+", "-", re.sub(r"-\d.*$", "", name.group(0)) if wheel else name.group(0))
         cause = t("structural.cause.pip", req=subject, python=facts.python or "?", platform=facts.platform or "?")
+    read = pipdist.analyse(seen.text, g["req"], facts) if g.get("req") else None
+    if read is not None:
+        return _answer("pip-no-distribution", read[0], "high", t("structural.title.pip", req=read[0]), cause,
+                       read[1], read[2], seen, facts, 27)
     commands = ["python -m pip debug --verbose"] + ([f"python -m pip index versions {subject}"] if _safe(subject) else [])
     return _answer("pip-no-distribution", subject.lower(), "medium", t("structural.title.pip", req=subject), cause,
                    t("structural.fix.pip"), commands, seen, facts, 27)
