@@ -16,6 +16,9 @@ HEALTHY_LOGS = sorted((LOGS / "healthy").glob("*.log"))
 
 # Entries that legitimately match another entry's log: (log entry, other entry) -> why.
 CO_MATCHES = {
+    # torch.compile's platform check raised: its frame is on the traceback of both refusals
+    ("FDE206", "FDE311"): "Dynamo's Python check raises from check_if_dynamo_supported",
+    ("FDE309", "FDE311"): "Dynamo's Windows check raises from check_if_dynamo_supported",
     # SDPA's reasons are printed as warnings before "No available kernel"; the deprecated sdp_kernel
     # context manager is what the seed-004 snippet uses.
     ("FDE701", "FDE703"): "the fp32 inputs are why every fused backend refused",

@@ -24,7 +24,7 @@ from typing import Iterable
 
 from ...model import Fix
 from ...text import t
-from . import errors, libs, readers
+from . import abi, errors, libs, readers
 from .collect import Collector, has_progress, last_progress_in
 from .context import LogFacts, facts
 from .model import CONFIDENCE, KINDS, Answer
@@ -34,7 +34,9 @@ _READERS = {"so-missing": libs.answer, "symbol": readers.symbol, "module": reade
             "version": readers.version, "pip": readers.pip, "cuda": errors.cuda, "nccl": errors.nccl,
             "winerror": errors.windows, "triton-res": errors.triton, "oom": errors.oom,
             "unsupported": errors.unsupported, "shm": errors.shm,
-            "rdzv": errors.rendezvous, "slurm": errors.slurm}
+            "rdzv": errors.rendezvous, "slurm": errors.slurm,
+            "ext-op": abi.operator,
+            "module-b": readers.module}
 
 
 _WARNING = re.compile(r"[Ww]arning|WARNING|\bwarn\b|\bW\d{4} |Error caught was|not available|will not be enabled"

@@ -10,7 +10,7 @@ from typing import Optional
 from ...model import Fix
 from ...text import t
 from ... import wheels
-from . import tables
+from . import abi, pipdist, tables
 from .collect import Seen, package_of
 from .context import LogFacts
 from .demangle import demangle
@@ -75,10 +75,12 @@ def _symbol_fix(cls: str, pkg: Optional[str], facts: LogFacts, ver: Optional[str
         found = _torch_cuda_lib(sym, facts)
         if found:
             return found
+    if cls == "torch" and pkg:
+        row = tables.module_row(pkg)
+        fixed = abi.rebuild_fix(row, facts) if row else None
+        if fixed:
+            return fixed
     if cls == "torch" and dist:
-        row = tables.module_row(pkg or "") or {}
-        if row.get("rule") == "torch-pair":
-            return _torch_pair(row, facts)
         cmd = f"python -m pip install --force-reinstall --no-deps --no-build-isolation --no-cache-dir {dist}"
         return t("structural.sym.torch", pkg=dist, torch=facts.torch or t("structural.word.installed")), [
             "python -c \"import torch; print(torch.__version__, torch.version.cuda)\"", cmd]
@@ -110,12 +112,13 @@ def symbol(seen: Seen, facts: LogFacts) -> Optional[Answer]:
     sym = g.get("sym") or g.get("sym2") or ""
     ver = g.get("ver")
     cls = symbol_class(sym, ver)
-    pkg = package_of(seen.text[: seen.start]) or _package_of_relative(seen.text[: seen.start]) or facts.package
+    before = seen.text[: seen.start]
+    pkg = abi.owner(before) or package_of(before) or _package_of_relative(before) or facts.package
     summary, commands = _symbol_fix(cls, pkg, facts, ver, sym)
     shown = (demangle(sym) or sym or ver or "?")[:200]
     confidence = "high" if cls in ("torch", "libstdc++", "glibc", "mkl") and (pkg or cls != "torch") else "medium"
     return _answer("undefined-symbol", cls, confidence, t("structural.title.symbol", symbol=shown),
-                   t(f"structural.cause.symbol.{cls.replace('+', 'x')}", pkg=_dist_of(pkg) or t("structural.word.the_package")),
+                   t(f"structural.cause.symbol.{cls.replace('+', 'x')}", pkg=_shown(pkg) or t("structural.word.the_package")),
                    summary, commands, seen, facts, 21, pkg)
 
 
@@ -130,14 +133,14 @@ def _dist_of(pkg: Optional[str]) -> Optional[str]:
     return _safe(pkg.replace("_", "-")) if not row else None
 
 
+def _shown(pkg: Optional[str]) -> Optional[str]:
+    """The package's name as users know it (apex for NVIDIA apex's fused_layer_norm_cuda)."""
+    row = tables.module_row(pkg) if pkg else None
+    return row["name"] if row and row.get("name") else _dist_of(pkg)
+
+
 def _torch_pair(row: dict, facts: LogFacts) -> tuple[str, list]:
-    dist = row["dist"]
-    rel = wheels.table().release(facts.torch_release) if facts.torch_release else None
-    pin = getattr(rel, dist, None) if rel is not None and dist in ("torchvision", "torchaudio") else None
-    index = f" --index-url https://download.pytorch.org/whl/{facts.cuda_tag}" if facts.cuda_tag else ""
-    spec = f"{dist}=={pin}" if pin else dist
-    return t("structural.mod.torch_pair", dist=dist, torch=facts.torch or t("structural.word.installed")), [
-        f"python -m pip install {spec}{index}"]
+    return abi.pair_fix(row["dist"], facts)
 
 
 def torch_pair_fix(dist: str, facts: LogFacts) -> tuple[str, list]:
@@ -167,7 +170,7 @@ def _module_fix(mod: str, row: Optional[dict], facts: LogFacts) -> tuple[str, li
             "python -c \"import torch; print(torch.__version__, torch.version.cuda)\"",
             f"python -m pip install {dist} --no-build-isolation"], "high"
     if rule == "torch-pair":
-        summary, commands = _torch_pair(row, facts)
+        summary, commands = abi.pair_fix(row["dist"], facts, installed=False)
         return summary, commands, "high"
     if rule == "stdlib":
         return t("structural.mod.stdlib", mod=mod, dist=dist), [], "high"
@@ -185,8 +188,23 @@ def module(seen: Seen, facts: LogFacts) -> Optional[Answer]:
         return _import_name(seen, facts, mod, g["name"])
     row = tables.module_row(mod)
     summary, commands, confidence = _module_fix(mod, row, facts)
+    importer = _importer(seen, facts, mod)
+    if importer:
+        summary += " " + t("structural.b.mod.importer", pkg=importer, mod=mod.split(".")[0])
     return _answer("missing-module", mod, confidence, t("structural.title.module", mod=mod),
                    t("structural.cause.module", mod=mod), summary, commands, seen, facts, 30)
+
+
+def _importer(seen: Seen, facts: LogFacts, mod: str) -> Optional[str]:
+    """The installed package whose code imported ``mod`` (the root error's last frame), when it is
+    another known package: a release of it may import ``mod`` only where it is needed."""
+    pkg = facts.package
+    if not pkg or facts.root is None or facts.root[0] != seen.line or pkg == "torch":
+        return None
+    row, own = tables.module_row(pkg), tables.module_row(mod)
+    if row is None or (own is not None and own["dist"] == row["dist"]) or pkg == mod.split(".")[0]:
+        return None
+    return _shown(pkg)
 
 
 def _import_name(seen: Seen, facts: LogFacts, mod: str, name: str) -> Answer:
@@ -250,6 +268,10 @@ def pip(seen: Seen, facts: LogFacts) -> Optional[Answer]:
             return None
         subject = re.sub(r"[-_.]+", "-", re.sub(r"-\d.*$", "", name.group(0)) if wheel else name.group(0))
         cause = t("structural.cause.pip", req=subject, python=facts.python or "?", platform=facts.platform or "?")
+    read = pipdist.analyse(seen.text, g["req"], facts) if g.get("req") else None
+    if read is not None:
+        return _answer("pip-no-distribution", read[0], "high", t("structural.title.pip", req=read[0]), cause,
+                       read[1], read[2], seen, facts, 27)
     commands = ["python -m pip debug --verbose"] + ([f"python -m pip index versions {subject}"] if _safe(subject) else [])
     return _answer("pip-no-distribution", subject.lower(), "medium", t("structural.title.pip", req=subject), cause,
                    t("structural.fix.pip"), commands, seen, facts, 27)

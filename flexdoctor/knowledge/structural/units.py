@@ -182,7 +182,16 @@ UNITS = (
         r"^(?:[^\s:]{1,300}:\d{1,7}(?::\d{1,5})?: )?(?:fatal )?error(?: [A-Z]{1,4}\d{1,5})?: (?P<msg>[^\n]{1,1000})$",
         r"^\s*ERROR: (?P<msg2>[^\n]{1,1000})$",
     )),
-)
+
+    # --- tune-b
+    ("ext-op", "shape", (
+        r"operator (?P<ns>\w{1,60})::(?P<op>\w{1,120}) does not exist",
+        r"No such operator (?P<ns>\w{1,60})::(?P<op>\w{1,120})",
+    )),
+    ("module-b", "shape", (
+        # transformers' check_imports (dynamic_module_utils.py) for remote modeling code
+        r"requires the following packages that were not found in your environment: (?P<mod>[\w.]{1,200})",
+    )),)
 
 LAYER_IDS = {uid: n for n, (uid, _layer, _pats) in enumerate(UNITS)}
 
