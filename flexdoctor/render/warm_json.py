@@ -42,7 +42,7 @@ def to_dict(result: Any) -> dict:
     hits = [o for o in result.outcomes if o.hit is not None]
     plan = result.plan
     return {
-        "schema_version": SCHEMA_VERSION, "flexdoctor_version": __version__, "command": "warm-cache",
+        "schema_version": SCHEMA_VERSION, "flexdoctor_version": __version__, "kind": "flexdoctor-warm-cache",
         "cache_dir": plan.env.cache_dir, "cache_source": plan.env.cache_source, "jobs": plan.jobs,
         "verified": result.verified, "failed": result.failed, "configs": [_config(o) for o in result.outcomes],
         "hits": {"ok": sum(1 for o in hits if o.hit), "total": len(hits)},

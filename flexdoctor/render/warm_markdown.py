@@ -41,7 +41,7 @@ def render(result: Any) -> str:
         heads = [t("warm.col_config"), t("warm.col_status"), t("warm.col_compile"), t("warm.col_warm_first"),
                  t("warm.col_hits"), t("warm-trace.md_process"), t("warm-trace.md_phases")]
         out += ["| " + " | ".join(for_markdown(h, table=True) for h in heads) + " |",
-                "|" + "|".join(["---"] + ["---:"] * 5 + ["---"]) + "|"]
+                "|" + "|".join(["---", "---"] + ["---:"] * 4 + ["---"]) + "|"]
         out += [_row(o) for o in result.outcomes]
         out.append("")
     problems = _problems(result)
