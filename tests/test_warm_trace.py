@@ -286,3 +286,4 @@ def test_progress_lines_show_outside_text_escaped(tmp_path):
     assert "\x1b" not in err and "\\x1b[2J\\n::warning::pwned" in err
     lines = re.split(r"\r\n|\r|\n", err + done.stdout.decode("utf-8", "replace"))
     assert not [ln for ln in lines if ln.lstrip().startswith("::") or "##[" in ln]
+

@@ -318,13 +318,10 @@ class Runner:
         progress = _Runs(out, runs, settings, self.on_update)
         out.state, out.stage, out.started = "measuring", None, time.monotonic()
         self.on_update()
-        try:
-            pairs = timing.compare([self.python, str(WORKER), "compile", json.dumps(payload(out.workload))], settings,
-                                   runs=runs, env=self.env, timeout=self.timeout, on_line=progress.feed,
-                                   procs=self.procs)
-        finally:
-            out.state, out.stage = "done", None
-            out.wall_s = round(time.monotonic() - out.started, 3)
+        pairs = timing.compare([self.python, str(WORKER), "compile", json.dumps(payload(out.workload))], settings,
+                               runs=runs, env=self.env, timeout=self.timeout, on_line=progress.feed, procs=self.procs)
+        out.state, out.stage = "done", None  # (Ctrl-C: the stop is the news, not this config's state)
+        out.wall_s = round(time.monotonic() - out.started, 3)
         self.on_update()
         return judge_settings(pairs, settings, out.workload.name, ok=progress.ok())
 
