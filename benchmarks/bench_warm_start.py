@@ -99,7 +99,9 @@ def report(doc: dict, rows: list, args) -> str:
         f"| warm flex step, cache dir only | {med['as_is']:.2f} | {med['as_is'] / med['baseline']:.2f}x |",
         "",
         f"advised / as is: {med['advised'] / med['as_is']:.2f}x; warm-cache itself took {doc['_seconds']:.1f} s",
-        f"verification process ({cfg['verify']['wall_s']} s): {phases}",
+        f"verification process ({cfg['verify']['wall_s']} s; compile-worker pool started: {cfg['verify']['pool']},"
+        f" {cfg['verify']['pool_s']} s, so a plain warm-cache measures by itself: {bool(cfg['verify']['pool'])}):"
+        f" {phases}",
     ]
     return "\n".join(lines) + "\n"
 
