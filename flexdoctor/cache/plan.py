@@ -142,6 +142,9 @@ class WarmRequest:
     force: bool = False
     timeout: float = 900.0
     python: str = ""
+    measure: Optional[bool] = None  # --measure/--no-measure: time the warm start's settings (None: when a pool ran)
+    measure_runs: int = 2  # --measure-runs
+    run_stdout: Optional[int] = None  # a file descriptor for --run's standard output (--format json: stderr's)
 
 
 def settings_table(path: Optional[Path] = None, cwd: Optional[Path] = None) -> tuple[Optional[Path], dict]:

@@ -32,6 +32,7 @@ from .fingerprint import Fingerprint
 from .plan import WARM, Plan, PlanError
 
 WORKER = script("_warm_worker.py")
+SCHEMA_VERSION = 1  # of `warm-cache --format json` (flexdoctor/schema/warm.schema.json)
 
 
 class ImportFailed(Exception):
@@ -45,7 +46,7 @@ class ImportFailed(Exception):
 @dataclass
 class Outcome:
     workload: Workload
-    state: str = "queued"  # queued | compiling | compiled | verifying | done | failed | skipped
+    state: str = "queued"  # queued | compiling | compiled | verifying | measuring | done | failed | skipped
     stage: Optional[str] = None
     started: Optional[float] = None
     cold: Optional[dict] = None  # worker result of the compile run
@@ -57,6 +58,7 @@ class Outcome:
     forced: bool = False  # --force: compiled although the plan found it warm
     imported: bool = False  # from an --import bundle: verified against the exporter's first call
     exported_first_call_s: Optional[float] = None  # the exporter's warm first call (bundle metadata)
+    process: Optional[dict] = None  # the fresh verification process, timed: process_times()
 
     @property
     def failed(self) -> bool:
@@ -67,8 +69,7 @@ class Outcome:
         """Did the fresh process hit the cache for everything it compiled?"""
         if not self.warm or not self.warm.get("ok"):
             return None
-        c = self.warm.get("counters") or {}
-        return c.get("fxgraph_cache_miss", 0) == 0 and c.get("fxgraph_cache_hit", 0) > 0
+        return all_hit(self.warm)
 
     def status(self) -> str:
         """A stable identifier (stored in the manifest; render/warm_view.py shows it in words)."""
@@ -97,6 +98,12 @@ class Outcome:
             warm_first_call_s=warm.get("first_call_s"), warm_fwd_s=warm.get("fwd_s"), warm_bwd_s=warm.get("bwd_s"),
             warm_counters=warm.get("counters"), export_bytes=warm.get("export_bytes", cold.get("export_bytes")),
             error=self.error, error_stage=self.error_stage, kb=tuple(self.kb))
+
+
+def all_hit(result: dict) -> bool:
+    """A worker result whose every compiled graph came from Inductor's FX graph cache."""
+    c = result.get("counters") or {}
+    return c.get("fxgraph_cache_miss", 0) == 0 and c.get("fxgraph_cache_hit", 0) > 0
 
 
 def outcomes(plan: Plan) -> list[Outcome]:
@@ -165,6 +172,27 @@ def run_worker(python: str, args: list, env: dict, timeout: float,
     finally:
         if procs is not None:
             procs.discard(child)
+    return worker_result(wire, done, timeout)
+
+
+def measure_worker(python: str, args: list, env: dict, timeout: float,
+                   on_stage: Optional[Callable[[str], None]] = None, procs: Optional[set] = None,
+                   keep_trace: Optional[str] = None) -> tuple:
+    """Run the worker as `flexdoctor trace` runs a command (timing/: the bootstrap and torch's
+    structured trace, in ``keep_trace`` when given): (its result dict, the ``timing.Measurement``
+    of the whole fresh process, cut into phases)."""
+    from .. import timing
+
+    wire = worker_run.Reader(on_stage=on_stage)
+    m = timing.measure([python, str(WORKER)] + list(args), env=env, timeout=timeout, on_line=wire.feed,
+                       keep_trace=keep_trace, procs=procs)
+    if not m.started:
+        return {"ok": False, "error": t("warm-process.start_failed", error=m.start_error)}, m
+    return worker_result(wire, worker_run.Completed(m.returncode, "", "", timed_out=m.timed_out), timeout), m
+
+
+def worker_result(wire: "worker_run.Reader", done: "worker_run.Completed", timeout: float) -> dict:
+    """The worker's result line, worded (``ok`` False with ``error`` when there is none)."""
     tail = list(wire.other)
     data = wire.result()
     if data is not None:
@@ -212,7 +240,9 @@ class Runner:
         self.procs: set = set()
         self.env = worker_env(cache_dir)
 
-    def _run(self, out: Outcome, args: list, state: str) -> dict:
+    def _run(self, out: Outcome, args: list, state: str, timed: bool = False) -> dict:
+        """One worker process for ``out``; ``timed``: the whole process timed phase by phase, as
+        `flexdoctor trace` times a command (timing/), into ``out.process``."""
         out.state, out.started, out.stage = state, time.monotonic(), None
         self.on_update()
 
@@ -222,7 +252,12 @@ class Runner:
 
         # Traced, so `flexdoctor cache why` can later name what differs from this config (keys.py).
         with keys.recording(self.cache_dir, {"kind": "config", "label": out.workload.name}, self.env) as rec:
-            result = run_worker(self.python, args, rec.env, self.timeout, on_stage=stage, procs=self.procs)
+            if timed:  # the timing run writes torch's trace where the recording reads it
+                result, m = measure_worker(self.python, args, rec.env, self.timeout, on_stage=stage,
+                                           procs=self.procs, keep_trace=rec.env.get("TORCH_TRACE"))
+                out.process = process_times(m)
+            else:
+                result = run_worker(self.python, args, rec.env, self.timeout, on_stage=stage, procs=self.procs)
             rec.fingerprint = result.get("fingerprint") if result.get("ok") else None
         out.wall_s = round(time.monotonic() - out.started, 3)
         return result
@@ -243,7 +278,7 @@ class Runner:
             args = ["compile", json.dumps(payload(out.workload))]
             if export_dir:
                 args += ["--export", os.path.join(export_dir, f"{i:03d}.bin")]
-            res = self._run(out, args, label)
+            res = self._run(out, args, label, timed=slot == "warm")
             res["wall_s"], res["started"] = out.wall_s, out.started  # the one time shown (warm_view)
             setattr(out, slot, res)
             if res.get("ok"):
@@ -275,6 +310,21 @@ class Runner:
         pool.shutdown(wait=True)
         return round(time.monotonic() - t0, 3)
 
+    def measure_settings(self, out: Outcome, runs: int, settings: dict) -> Measured:
+        """``out``'s warm fresh process without and with ``settings``, interleaved (timing.compare),
+        shown as the config's state "measuring"; judged by ``judge_settings``."""
+        from .. import timing
+
+        progress = _Runs(out, runs, settings, self.on_update)
+        out.state, out.stage, out.started = "measuring", None, time.monotonic()
+        self.on_update()
+        pairs = timing.compare([self.python, str(WORKER), "compile", json.dumps(payload(out.workload))], settings,
+                               runs=runs, env=self.env, timeout=self.timeout, on_line=progress.feed, procs=self.procs)
+        out.state, out.stage = "done", None  # (Ctrl-C: the stop is the news, not this config's state)
+        out.wall_s = round(time.monotonic() - out.started, 3)
+        self.on_update()
+        return judge_settings(pairs, settings, out.workload.name, ok=progress.ok())
+
     def kill_all(self) -> None:
         self.on_update = lambda: None  # stopping: the killed workers' ends are not news
         for child in list(self.procs):
@@ -286,6 +336,158 @@ class Runner:
     def import_bundle(self, folder: str) -> dict:
         """Load the checked artifact blobs in ``folder`` (``stage_bundle``)."""
         return run_worker(self.python, ["import", folder], self.env, self.timeout)
+
+
+# --------------------------------------------------------------------------- a warm start's settings, measured
+
+# What the warm start may run with, measured on this machine before it is advised. Inductor's
+# compile-worker pool (torch/_inductor/async_compile.py, compile_worker/subproc_pool.py; started
+# when compile_threads > 1, on Linux min(32, cores) by default: torch/_inductor/config.py
+# decide_compile_threads) only helps when something compiles; with every graph a hit it is pure
+# cost, mostly after the script's last line (FACTS §11, H100: 23.7/22.9 s against 14.1/14.2 s).
+WARM_SETTINGS = {"TORCHINDUCTOR_COMPILE_THREADS": "1"}
+MEASURE_RUNS = 2
+# "Faster" is a median wall time lower by at least MIN_SAVED_S and MIN_SAVED_SHARE of the time
+# without: a smaller difference is the noise of a fresh process start on a busy machine, and a
+# setting advised for nothing is one more thing to carry to every job.
+MIN_SAVED_S = 0.1
+MIN_SAVED_SHARE = 0.02
+MEASURED_REASONS = ("faster", "not_faster", "failed", "no_pool", "already_set", "off")
+
+
+@dataclass
+class Measured:
+    """The warm start timed without and with ``settings`` (``timing.compare``), and the verdict.
+    ``reason``: faster (advised) | not_faster | failed (a timed run failed or missed the cache) |
+    no_pool (not measured: the warm process started no compile-worker pool, the one thing the
+    setting changes once every graph hits) | already_set (the environment has it) | off
+    (--no-measure)."""
+
+    settings: dict
+    reason: str
+    config: Optional[str] = None  # the config whose fresh process was timed
+    without: list = field(default_factory=list)  # wall s of each run as it is
+    with_: list = field(default_factory=list)  # wall s of each run with the settings
+    pool_without: Optional[float] = None  # median s of the pool's phases (start + exit) as it is
+    pool_with: Optional[float] = None
+
+    @property
+    def helped(self) -> bool:
+        return self.reason == "faster"
+
+    @property
+    def runs(self) -> int:
+        return len(self.without)
+
+    @property
+    def without_s(self) -> Optional[float]:
+        return _median(self.without)
+
+    @property
+    def with_s(self) -> Optional[float]:
+        return _median(self.with_)
+
+    @property
+    def saved_s(self) -> Optional[float]:
+        a, b = self.without_s, self.with_s
+        return None if a is None or b is None else round(a - b, 3)
+
+    @property
+    def ratio(self) -> Optional[float]:
+        """with / without: below 1 the settings made the warm start faster."""
+        a, b = self.without_s, self.with_s
+        return None if not a or b is None else round(b / a, 3)
+
+    def to_dict(self) -> dict:
+        return {"settings": dict(self.settings), "reason": self.reason, "helped": self.helped,
+                "config": self.config, "runs": self.runs, "without_s": self.without_s, "with_s": self.with_s,
+                "saved_s": self.saved_s, "ratio": self.ratio, "without_runs_s": list(self.without),
+                "with_runs_s": list(self.with_), "pool_without_s": self.pool_without, "pool_with_s": self.pool_with}
+
+
+def _median(values: list) -> Optional[float]:
+    import statistics
+
+    return round(statistics.median(values), 3) if values and None not in values else None
+
+
+def pool_seconds(m: Any) -> Optional[float]:
+    """Seconds the compile-worker pool took in a measured process (its start and its shutdown)."""
+    top = getattr(m, "top", None)
+    return None if top is None else round(top.seconds("pool_start") + top.seconds("exit_pool"), 3)
+
+
+def judge_settings(pairs: list, settings: dict, config: Optional[str] = None, ok: bool = True) -> Measured:
+    """The verdict on ``timing.compare``'s [(without, with)] Measurements (pure): faster only when
+    every run ran to the end (``ok``: and every graph hit) and the median wall time with the
+    settings is lower by MIN_SAVED_S and MIN_SAVED_SHARE."""
+    runs = [x for pair in pairs for x in pair]
+    done = bool(pairs) and ok and all(x.started and not x.timed_out and x.returncode == 0 and x.wall is not None
+                                      for x in runs)
+    wall = lambda m: None if m.wall is None else round(m.wall, 3)  # noqa: E731
+    out = Measured(dict(settings), "failed", config, [wall(a) for a, _ in pairs], [wall(b) for _, b in pairs],
+                   _median([pool_seconds(a) for a, _ in pairs]), _median([pool_seconds(b) for _, b in pairs]))
+    if not done:
+        return out
+    saved = out.without_s - out.with_s
+    out.reason = "faster" if saved >= max(MIN_SAVED_S, MIN_SAVED_SHARE * out.without_s) else "not_faster"
+    return out
+
+
+def process_times(m: Any) -> Optional[dict]:
+    """The fresh process as `flexdoctor trace` shows it: its wall time and its phases (they add up
+    to it, timing/phases.py), and whether Inductor's compile-worker pool started in it."""
+    top = getattr(m, "top", None)
+    if top is None or m.wall is None:
+        return None
+    return {"wall_s": round(m.wall, 3), "booted": top.boot is not None, "pool": bool(top.pool),
+            "pool_s": pool_seconds(m),
+            "phases": [{"name": ph.name, "seconds": round(ph.seconds, 3), "measured": ph.measured} for ph in top.phases]}
+
+
+class _Runs:
+    """Reads the wire of ``timing.compare``'s runs (as it is, then with the settings, interleaved):
+    names the run in progress as the outcome's stage, and keeps each run's result."""
+
+    def __init__(self, out: Outcome, runs: int, settings: dict, on_update: Callable[[], None]):
+        self.out, self.runs, self.settings, self.on_update = out, runs, settings, on_update
+        self.results: list = []
+        self.wire = worker_run.Reader(on_stage=self._stage)
+
+    def feed(self, line: str) -> None:
+        self.wire.feed(line)
+        if self.wire.result_text is not None:
+            self.results.append(self.wire.result())
+            self.wire.result_text = None
+
+    def _stage(self, name: str) -> None:
+        i = len(self.results)
+        side = (t("warm-trace.side.without") if i % 2 == 0 else
+                t("warm-trace.side.with", settings=" ".join(f"{k}={v}" for k, v in self.settings.items())))
+        self.out.stage = t("warm-trace.stage", run=i // 2 + 1, runs=self.runs, side=side, stage=name)
+        self.on_update()
+
+    def ok(self) -> bool:
+        return len(self.results) == 2 * self.runs and all(r and r.get("ok") and all_hit(r) for r in self.results)
+
+
+def measure_settings(todo: list, req: Any, runner: "Runner", environ: Optional[dict] = None) -> Optional[Measured]:
+    """After every fresh process hit: time the warm start without and with WARM_SETTINGS. None when
+    the verification did not succeed (nothing to advise). ``req.measure``: None measures when the
+    warm process started a compile-worker pool, True always, False never."""
+    mode = getattr(req, "measure", None)
+    settings = dict(WARM_SETTINGS)
+    if not todo or not all(o.hit for o in todo):
+        return None
+    if mode is False:
+        return Measured(settings, "off")
+    environ = os.environ if environ is None else environ
+    if all(environ.get(k) == v for k, v in settings.items()):
+        return Measured(settings, "already_set")
+    pick = max(todo, key=lambda o: (o.process or {}).get("pool_s") or 0.0)  # the first, unless one had a pool
+    if mode is None and not (pick.process or {}).get("pool"):
+        return Measured(settings, "no_pool", pick.workload.name)
+    return runner.measure_settings(pick, max(1, int(getattr(req, "measure_runs", MEASURE_RUNS))), settings)
 
 
 # --------------------------------------------------------------------------- export bundles
@@ -424,6 +626,15 @@ class WarmResult:
     export: Optional[dict] = None  # {"path", "bytes"}
     manifest_path: Optional[str] = None
     write_errors: list = field(default_factory=list)  # the manifest or bundle could not be written
+    measured: Optional[Measured] = None  # the warm start's settings, timed (measure_settings)
+
+    @property
+    def training_env(self) -> dict:
+        """What to run training with: the cache dir, and the settings measured faster here."""
+        env = {"TORCHINDUCTOR_CACHE_DIR": self.plan.env.cache_dir}
+        if self.measured is not None and self.measured.helped:
+            env.update(self.measured.settings)
+        return env
 
     @property
     def failed(self) -> bool:
@@ -470,17 +681,19 @@ def _run_command(plan: Plan, req: Any, say: Callable[[str], None]) -> dict:
     root = plan.env.cache_dir
     command = " ".join(shlex.quote(a) for a in plan.run_argv) if req.run is None else req.run
     say(t("warm.running", root=root, command=command))
-    first = run_command(list(plan.run_argv), root)
+    out = getattr(req, "run_stdout", None)  # --format json: the command's output kept off stdout
+    first = run_command(list(plan.run_argv), root, stdout=out)
     info = {"command": command, "first": first}
     if first["error"] is None and req.verify:
         say(t("warm.running_again"))
-        info["second"] = run_command(list(plan.run_argv), root)
+        info["second"] = run_command(list(plan.run_argv), root, stdout=out)
     return info
 
 
 def execute(plan: Plan, req: Any, outcomes: list, on_update: Callable[[], None] = lambda: None,
             live: Any = None, say: Callable[[str], None] = lambda s: None) -> WarmResult:
-    """Run the plan: --import, compile (phase 1) and verify (phase 2) the configs to compile, --run,
+    """Run the plan: --import, compile (phase 1) and verify (phase 2: each fresh process timed phase
+    by phase; then the warm start's settings measured, ``measure_settings``) the configs, --run,
     --export, then merge this run into the manifest. Nothing starts, and nothing is written, when
     every config is already warm. ``live`` is a context manager around the phases (the progress
     view); ``say`` prints a progress line. Ctrl-C kills the workers and leaves the manifest as it
@@ -507,6 +720,7 @@ def execute(plan: Plan, req: Any, outcomes: list, on_update: Callable[[], None] 
                         result.compile_wall_s = runner.compile(todo, None if req.verify else export_dir)
                     if result.verified:
                         result.verify_wall_s = runner.verify(todo, export_dir)
+                        result.measured = measure_settings(todo, req, runner)
                     on_update()
             if plan.run_argv is not None:
                 result.run = _run_command(plan, req, say)
@@ -515,7 +729,8 @@ def execute(plan: Plan, req: Any, outcomes: list, on_update: Callable[[], None] 
             last_run = {"started_at": started_at, "jobs": plan.jobs, "verify": req.verify,
                         "compile_wall_s": result.compile_wall_s, "verify_wall_s": result.verify_wall_s,
                         "total_s": round(time.monotonic() - t0, 3), "python": req.python,
-                        "already_warm": [w.name for w in plan.already_warm]}
+                        "already_warm": [w.name for w in plan.already_warm],
+                        "measured": result.measured.to_dict() if result.measured is not None else None}
             if req.export is not None:
                 try:
                     size, digest = write_bundle(str(req.export), export_dir, todo, fp, __version__)

@@ -167,6 +167,17 @@ def warm_cache(
     sha256: Annotated[Optional[str], typer.Option("--sha256", metavar="HEX",
                       help="With --import: load the bundle only if its sha256 is HEX (printed by --export).")] = None,
     no_verify: Annotated[bool, typer.Option("--no-verify", help="Skip the fresh-process cache-hit proof.")] = False,
+    measure: Annotated[Optional[bool], typer.Option("--measure/--no-measure",
+                       help="After every fresh process hit, time the warm start as it is and with "
+                            "TORCHINDUCTOR_COMPILE_THREADS=1 (--measure-runs fresh processes each, interleaved) and "
+                            "advise the setting for training only if it was faster on this machine. Default: "
+                            "measure when the warm process started Inductor's compile-worker pool (the one thing "
+                            "the setting changes once every graph hits); --no-measure never.")] = None,
+    measure_runs: Annotated[int, typer.Option("--measure-runs", metavar="N",
+                            help="Fresh processes per side when measuring (the median counts).")] = 2,
+    fmt: Annotated[str, typer.Option("--format", "-f", metavar="FORMAT",
+                   help="text (default), json (schema: flexdoctor/schema/warm.schema.json) or markdown. "
+                        "Progress goes to stderr.")] = "text",
     timeout: Annotated[float, typer.Option("--timeout", help="Seconds allowed per compile process.")] = 900.0,
     python: Annotated[Optional[str], typer.Option("--python", metavar="PATH",
                       help="Interpreter to compile with (the one your training runs with).")] = None,
@@ -213,6 +224,10 @@ def warm_cache(
         raise _usage_error(t("warm.error.jobs"))
     if timeout <= 0:
         raise _usage_error(t("warm.error.timeout"))
+    if fmt not in FORMATS:
+        raise _usage_error(t("cli.error.format", value=fmt, choices=", ".join(FORMATS)))
+    if measure_runs < 1:
+        raise _usage_error(t("cli.error.not_positive", flag="--measure-runs"))
     if sha256 is not None and not re.fullmatch(r"[0-9a-fA-F]{64}", sha256):
         raise _usage_error(t("warm-bundle.sha256_form", value=sha256))
     if sha256 is not None and import_ is None:
@@ -231,15 +246,43 @@ def warm_cache(
         settings_file=renamed(warm_config, old_config, "--warm-config", "--config"), run=run,
         run_from_settings=run_from_settings, jobs=jobs,
         cache_dir=cache_dir, export=export, import_=import_, sha256=sha256, verify=not no_verify, force=force,
-        timeout=timeout, python=target)
+        timeout=timeout, python=target, measure=measure, measure_runs=measure_runs,
+        run_stdout=sys.stderr.fileno() if fmt == "json" else None)  # JSON on stdout stays parseable
     plan = _plan(req)
     try:
-        _run(plan, req, target, no_color)
+        _run(plan, req, target, no_color, fmt)
     finally:
         warm.discard(plan)  # the checked --import blobs, whatever happened
 
 
-def _run(plan, req, target: str, no_color: bool) -> None:
+FORMATS = ("text", "json", "markdown")
+
+
+def _say(err):
+    """Progress lines of warm.execute: they hold paths, commands and a bundle's environment, all
+    outside text, shown escaped (render/_escape.py)."""
+    from ..render._escape import for_terminal, no_commands
+
+    return lambda s: err.print(no_commands(for_terminal(s)), markup=False)
+
+
+def _echo_err(line: str) -> None:
+    from ..render._escape import for_terminal, no_commands
+
+    typer.echo(no_commands(for_terminal(line)), err=True)
+
+
+def _report(result, fmt: str, no_color: bool) -> str:
+    from ..render import warm_json, warm_markdown, warm_view
+
+    if fmt == "json":
+        return warm_json.render(result)
+    if fmt == "markdown":
+        return warm_markdown.render(result)
+    return warm_view.render(result, color=_color(no_color), width=shutil.get_terminal_size((120, 24)).columns)
+
+
+def _run(plan, req, target: str, no_color: bool, fmt: str = "text") -> None:
     """Show the plan, run it, render the result; raises typer.Exit with the exit code."""
     from ..cache import warm
     from ..render import warm_view
@@ -251,19 +294,17 @@ def _run(plan, req, target: str, no_color: bool) -> None:
     outcomes = warm.outcomes(plan)
     view = warm_view.LiveView(outcomes, err, live=_interactive(), echo=lambda s: typer.echo(s, err=True))
     try:
-        result = warm.execute(plan, req, outcomes, on_update=view.update, live=view,
-                              say=lambda s: err.print(s, markup=False))
+        result = warm.execute(plan, req, outcomes, on_update=view.update, live=view, say=_say(err))
     except warm.ImportFailed as exc:
         if exc.usage:
             raise _usage_error(t("warm.error.import_failed", error=exc))
-        typer.echo(t("warm.import_failed", path=req.import_, error=exc), err=True)
+        _echo_err(t("warm.import_failed", path=req.import_, error=exc))
         raise typer.Exit(1)
     except KeyboardInterrupt:  # Ctrl-C, SIGTERM, SIGHUP: the CLI entry prints the line and exits 128+n
         lifetime.note(t("stopped.manifest_untouched"))
         raise
-    typer.echo(warm_view.render(result, color=_color(no_color),
-                                width=shutil.get_terminal_size((120, 24)).columns), nl=False)
+    typer.echo(_report(result, fmt, no_color), nl=False)
     sys.stdout.flush()
     for line in result.write_errors:  # a full disk: the results are shown first, then one line, exit 2
-        typer.echo(t("cli.usage_error", message=line), err=True)
+        _echo_err(t("cli.usage_error", message=line))
     raise typer.Exit(2 if result.write_errors else 1 if result.failed else 0)

@@ -38,8 +38,70 @@ def compile_seconds(o: Any) -> Optional[float]:
 
 
 def state_word(state: str) -> str:
-    return t(f"warm.state.{state}") if state in ("queued", "compiling", "compiled", "verifying", "done", "failed",
-                                                  "skipped") else state
+    return t(f"warm.state.{state}") if state in ("queued", "compiling", "compiled", "verifying", "measuring", "done",
+                                                  "failed", "skipped") else state
+
+
+TOP_PHASES = 3  # phases named per config (the largest), after its fresh process's wall time
+
+
+def top_phases(process: dict, count: int = TOP_PHASES) -> list:
+    """(phase, seconds) of a timed fresh process, the largest first (warm.process_times)."""
+    phases = [p for p in process.get("phases") or [] if p.get("seconds", 0) > 0]
+    return [(p["name"], p["seconds"]) for p in sorted(phases, key=lambda p: -p["seconds"])[:count]]
+
+
+def phase_word(name: str) -> str:
+    from ..text import has
+
+    return t(f"trace.phase.{name}") if has(f"trace.phase.{name}") else name
+
+
+def process_line(o: Any) -> Optional[str]:
+    """One config's fresh verification process: its wall time and its largest phases."""
+    p = o.process
+    if not p:
+        return None
+    if not p.get("booted"):
+        return t("warm-trace.process_unsplit", name=o.workload.name, wall=seconds(p["wall_s"]))
+    parts = t("warm-trace.sep").join(t("warm-trace.phase", phase=phase_word(n), seconds=seconds(v))
+                                     for n, v in top_phases(p))
+    return t("warm-trace.process", name=o.workload.name, wall=seconds(p["wall_s"]), phases=parts)
+
+
+def quote(value: Any) -> str:
+    return shlex.quote(str(value))
+
+
+def settings_words(settings: dict) -> str:
+    return " ".join(f"{k}={v}" for k, v in settings.items())
+
+
+def use_line(result: Any) -> str:
+    """"use this cache at training time", with the settings measured faster on this machine."""
+    root = shlex.quote(result.plan.env.cache_dir)
+    m = result.measured
+    if m is not None and m.helped:
+        return t("warm-trace.use_with", root=root, settings=settings_words(m.settings))
+    return t("warm.use", root=root)
+
+
+def measured_line(m: Any) -> Optional[str]:
+    """What the measurement of the warm start's settings found, with its numbers."""
+    if m is None:
+        return None
+    args = {"settings": settings_words(m.settings), "config": m.config or "?", "runs": m.runs}
+    if m.reason in ("faster", "not_faster"):
+        args.update(without=seconds(m.without_s), with_=seconds(m.with_s), saved=seconds(m.saved_s),
+                    ratio=f"{m.ratio:.2f}")
+    return t(f"warm-trace.measured.{m.reason}", **args)
+
+
+def pool_line(m: Any) -> Optional[str]:
+    if m is None or m.reason not in ("faster", "not_faster") or m.pool_without is None or m.pool_with is None:
+        return None
+    return t("warm-trace.pool", without=seconds(m.pool_without), with_=seconds(m.pool_with),
+             settings=settings_words(m.settings))
 
 
 def _last_line(text: Optional[str], limit: int = 160) -> str:
@@ -86,13 +148,13 @@ class LiveView:
             self.live.update(self._table())
             return
         for i, o in enumerate(self.outcomes):
-            key = (o.state, o.stage if o.state in ("compiling", "verifying") else None)
+            key = (o.state, o.stage if o.state in ("compiling", "verifying", "measuring") else None)
             if self._last.get(i) == key:
                 continue
             self._last[i] = key
             if o.state in ("queued", "skipped"):
                 continue
-            extra = f" ({o.stage})" if o.stage and o.state in ("compiling", "verifying") else ""
+            extra = f" ({o.stage})" if o.stage and o.state in ("compiling", "verifying", "measuring") else ""
             if o.state in ("compiled", "done"):
                 extra = t("warm.live.took", seconds=seconds(compile_seconds(o) if o.state == "compiled" else o.wall_s))
             if o.state == "failed":
@@ -219,6 +281,10 @@ def render(result: Any, color: bool = False, width: int = 100) -> str:
     if result.outcomes:
         _table(result, console)
     _problems(result, console)
+    for o in result.outcomes:
+        line = process_line(o)
+        if line:
+            console.print(_x(line), markup=False)
     _run_lines(result, console)
     hits = [o for o in result.outcomes if o.hit is not None]
     if hits:
@@ -244,7 +310,10 @@ def render(result: Any, color: bool = False, width: int = 100) -> str:
     if not result.write_errors:  # else the CLI says what could not be written, last
         console.print(_x(t("warm.manifest", path=result.manifest_path)) if result.manifest_path
                       else t("warm.manifest_unchanged"), markup=False)
-    console.print(_x(t("warm.use", root=shlex.quote(plan.env.cache_dir))), markup=False)
+    console.print(_x(use_line(result)), markup=False)
+    for line in (measured_line(result.measured), pool_line(result.measured)):
+        if line:
+            console.print(_x(line), markup=False)
     if plan.env.temporary:
         console.print(t("warm.temporary"), style="yellow", markup=False)
     if plan.steps and plan.run_argv is None:

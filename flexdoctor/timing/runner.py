@@ -124,12 +124,14 @@ def assemble(top_pid: int, spawn: float, records: dict, logs: dict, exits: dict)
 def measure(argv: list, env: Optional[dict] = None, timeout: Optional[float] = None,
             stdout: Optional[int] = None, keep_trace: Optional[str] = None,
             inspect: Optional[Callable[[str], object]] = None, settings: Optional[dict] = None,
-            on_line: Optional[Callable[[str], None]] = None) -> Measurement:
+            on_line: Optional[Callable[[str], None]] = None, procs: Optional[set] = None) -> Measurement:
     """Run ``argv`` with ``settings`` added to ``env``: its output on the terminal, or its stdout to
     the descriptor ``stdout``, or (``on_line``) each line of its stdout and stderr fed to
     ``on_line`` as it comes (a worker script's wire: ``worker.run.Reader.feed``).
     ``inspect(trace_dir)`` is called before the trace is removed (its value lands in
-    ``Measurement.inspected``). Never raises for the command's sake."""
+    ``Measurement.inspected``). ``procs``: a set the started ``worker.run.Child`` is kept in while
+    it runs, so another thread can end it (``worker.run.kill``: warm-cache's Ctrl-C). Never raises
+    for the command's sake."""
     base = dict(os.environ if env is None else env)
     base.update(settings or {})
     result = Measurement(command=list(argv), env_changes=dict(settings or {}))
@@ -144,12 +146,16 @@ def measure(argv: list, env: Optional[dict] = None, timeout: Optional[float] = N
         if isinstance(child, worker_run.Completed):
             result.started, result.start_error, result.start_errno = False, child.start_error, child.start_errno
             return result
+        if procs is not None:
+            procs.add(child)
         watcher.follow(child.proc.pid)
         watcher.start()
         try:
             done = worker_run.wait(child, timeout)
         finally:
             watcher.stop()
+            if procs is not None:
+                procs.discard(child)
         result.returncode, result.timed_out = done.returncode, done.timed_out
         logs = torchlog.read(folders.trace)
         result.inspected = inspect(folders.trace) if inspect is not None else None
