@@ -13,8 +13,11 @@ each because a cache is not a key file:
   ours but cannot rename or delete ours (OpenSSH stops at the home dir and never meets /tmp);
 - the cache dir itself must not be writable by others even with the sticky bit: they could
   create the hash-named entries torch loads later;
-- a symbolic link named in the path is judged by its own owner (its owner can re-point it;
-  OpenSSH resolves links away first).
+- a symbolic link the path goes through (named in it, or met in another link's target) is
+  judged by its own owner, and the folder holding it, with everything above, by a parent's
+  rules: its owner, or whoever can rename or create entries in that folder, can re-point it
+  (OpenSSH resolves links away first). Links are followed one component at a time, as the
+  kernel does, so a ``..`` after a link leads above the link's target.
 
 A path that does not exist yet is judged by its nearest existing ancestor, with the rules of
 a parent: torch (``os.makedirs``), warm-cache and Triton will create the cache inside it.
@@ -116,18 +119,52 @@ def nearest_existing(path: str) -> str:
     return p
 
 
+_MAX_LINKS = 40  # what the kernel follows in one path (MAXSYMLINKS) before ELOOP
+
+
+def _absolute(path: str) -> str:
+    """``path`` made absolute as the kernel sees it: ``..`` is kept (after a link it leads above
+    the link's target, not back to the link's folder, so it cannot be folded away first)."""
+    path = os.path.expanduser(path)
+    return path if os.path.isabs(path) else os.path.join(os.getcwd(), path)
+
+
 def _links(path: str) -> list:
-    """The symbolic links named in ``path`` (each prefix that is one), owner from lstat."""
-    rows, prefix = [], os.sep
-    for part in [p for p in path.split(os.sep) if p]:
-        prefix = os.path.join(prefix, part)
+    """The symbolic links the kernel follows to reach ``path`` (named in it, or met inside a link's
+    target), each a "link" row judged by its owner."""
+    return [row for row, _folder in _followed_links(path)]
+
+
+def _followed_links(path: str) -> list:
+    """(link row, the real folder holding the link) for each symbolic link the kernel follows to
+    reach ``path``, resolved one component at a time as the kernel does; stops where the path does
+    not exist yet. Raises OSError (ELOOP) past the kernel's limit."""
+    found, folder, count = [], os.sep, 0
+    parts = [p for p in path.split(os.sep) if p]
+    while parts:
+        part = parts.pop(0)
+        if part == ".":
+            continue
+        if part == "..":
+            folder = os.path.dirname(folder)
+            continue
+        here = os.path.join(folder, part)
         try:
-            st = os.lstat(prefix)
+            st = os.lstat(here)
         except OSError:
             break
-        if stat.S_ISLNK(st.st_mode):
-            rows.append(PathStat(prefix, st.st_uid, stat.S_IMODE(st.st_mode), role="link"))
-    return rows
+        if not stat.S_ISLNK(st.st_mode):
+            folder = here  # ``folder`` stays a real path: every link before it was resolved
+            continue
+        count += 1
+        if count > _MAX_LINKS:
+            raise OSError(40, "Too many levels of symbolic links", here)  # ELOOP: cannot-inspect
+        found.append((PathStat(here, st.st_uid, stat.S_IMODE(st.st_mode), role="link"), folder))
+        target = os.readlink(here)
+        if target.startswith(os.sep):
+            folder = os.sep
+        parts[:0] = [p for p in target.split(os.sep) if p]
+    return found
 
 
 def _walk_up(real: str, first_role: str, holder: bool = False) -> list:
@@ -145,10 +182,22 @@ def _walk_up(real: str, first_role: str, holder: bool = False) -> list:
 def inspect(path: str, holder: bool = False) -> list:
     """The rows ``judge`` needs for ``path`` (``holder``: its folder is judged as a file's, see the
     module docstring). Raises OSError when a directory cannot be stat'ed."""
-    given = os.path.abspath(os.path.expanduser(path))
-    judged = nearest_existing(given)
-    role = "target" if judged == given else "ancestor"
-    return _links(given) + _walk_up(os.path.realpath(judged), role, holder and judged == given)
+    given = _absolute(path)
+    real = os.path.realpath(given)  # links resolved before the ".." after them, as the kernel does
+    judged = nearest_existing(real)
+    role = "target" if judged == real else "ancestor"
+    walk = _walk_up(judged, role, holder and judged == real)
+    links = _followed_links(given)
+    # The links first (their owners), then the real path, then the folders holding a link, with
+    # everything above them, that the real path does not pass through: whoever can rename or
+    # create entries there can replace the link (a parent's rules: the sticky bit protects it).
+    seen, held = {r.path for r in walk}, []
+    for _row, folder in links:
+        for row in _walk_up(folder, "parent"):
+            if row.path not in seen:
+                seen.add(row.path)
+                held.append(row)
+    return [row for row, _folder in links] + walk + held
 
 
 def current_uid() -> Optional[int]:

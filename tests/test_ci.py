@@ -191,8 +191,31 @@ def test_from_facts_rejects_junk(tmp_path):
 # ------------------------------------------------------------------ the Action
 
 
+def _checkout_python(tmp_path: Path) -> Path:
+    """An interpreter whose ``python -I -m flexdoctor`` runs THIS checkout.
+
+    The Action runs every Python with -I (isolated: -E -s -P), which ignores PYTHONPATH (the
+    old test set it, so it ran whatever flexdoctor the interpreter had installed, and from the
+    repository root, where a regression to running the workspace ran this checkout anyway and
+    passed). What -I keeps is the interpreter's own site-packages and their .pth files (CPython's
+    site.py still runs; -I drops only the user site, PYTHON* variables and the script's or the
+    current folder on sys.path: docs.python.org/3/using/cmdline.html#cmdoption-I). So: a venv
+    seeing this machine's packages (torch) whose site-packages holds a .pth naming this checkout
+    first, as an editable install of it would; no network, no build (tests/test_action.py's venv)."""
+    from test_action import _venv
+
+    python = _venv(tmp_path / "venv")
+    where = subprocess.run([str(python), "-I", "-c", "import flexdoctor; print(flexdoctor.__file__)"],
+                           capture_output=True, text=True, cwd=tmp_path, timeout=60)
+    assert where.stdout.strip() == str(ROOT / "flexdoctor" / "__init__.py"), where.stdout + where.stderr
+    return python
+
+
 def test_action_runs_as_github_would(tmp_path):
-    """Execute action.yml's check step with bash, inputs mapped to env as the runner does."""
+    """Execute action.yml's check step with bash, inputs mapped to env as the runner does, in a
+    workspace that is not this checkout: its own ``flexdoctor`` package (what a pull request could
+    add) must not be what runs. If the step ran the workspace (``python -m flexdoctor`` without
+    -I, or a cd into it with the folder on the path), the planted package writes MARKER."""
     yaml = pytest.importorskip("yaml")
     action = yaml.safe_load((ROOT / "action.yml").read_text())
     assert action["runs"]["using"] == "composite"
@@ -200,17 +223,24 @@ def test_action_runs_as_github_would(tmp_path):
     install = steps["Install flexdoctor"]["run"]
     assert "pip install" in install and "FD_ACTION_PATH" in install and "torch" not in install
     step = steps["check"]
+    workspace, marker = tmp_path / "workspace", tmp_path / "MARKER"
+    (workspace / "flexdoctor").mkdir(parents=True)
+    planted = f"open({str(marker)!r}, 'a').write(__name__ + '\\n')\nprint('0 failed, passed')\n"
+    for name in ("__init__.py", "__main__.py"):
+        (workspace / "flexdoctor" / name).write_text(planted)
     inputs = {k: v.get("default", "") for k, v in action["inputs"].items()}
-    inputs.update(profile="default", python=sys.executable, junit=str(tmp_path / "fd.xml"))
+    inputs.update(profile="default", python=str(_checkout_python(tmp_path)), junit=str(tmp_path / "fd.xml"))
     env = {}
     for key, expr in step["env"].items():
         name = expr.strip("${} ").split(".", 1)[1]
         env[key] = str(inputs[name])
     summary, output = tmp_path / "summary.md", tmp_path / "output"
-    e = {k: v for k, v in os.environ.items() if k != "CI"}
-    e.update(env, PYTHONPATH=str(ROOT), RUNNER_TEMP=str(tmp_path), GITHUB_ACTIONS="true",
+    e = {k: v for k, v in os.environ.items() if k not in ("CI", "PYTHONPATH")}
+    e.update(env, RUNNER_TEMP=str(tmp_path), GITHUB_ACTIONS="true", GITHUB_WORKSPACE=str(workspace),
              GITHUB_STEP_SUMMARY=str(summary), GITHUB_OUTPUT=str(output))
-    done = subprocess.run(["bash", "-c", step["run"]], capture_output=True, text=True, env=e, timeout=300)
+    done = subprocess.run(["bash", "-c", step["run"]], capture_output=True, text=True, env=e, timeout=300,
+                          cwd=workspace)
+    assert not marker.exists(), f"the Action ran the workspace's flexdoctor: {marker.read_text()}"
     assert done.returncode in (0, 1), done.stderr
     assert output.read_text().strip() == f"exit-code={done.returncode}"
     assert "## flexdoctor" in summary.read_text()

@@ -14,6 +14,8 @@ import copy
 import json
 import os
 import re
+import shlex
+import shutil
 import stat
 import subprocess
 import sys
@@ -239,3 +241,103 @@ def test_summary_counts_speak_each_language(lang, one, many):
     text.set_language(lang)
     assert one in summary_line(report(1)) and "1 warnings" not in summary_line(report(1))
     assert many in summary_line(report(2))
+
+
+# ---------------------------------------------------------------- the commands' own lines (cli/*.py)
+# What the commands write themselves, outside any report: refusals with their fix commands,
+# "running ..." lines, progress, the worker's last words. A folder named like EVIL (everything but
+# "/" and NUL can be in a name) reaches each of them; not one may come out raw.
+
+NEEDS_ROOT = pytest.mark.skipif(not hasattr(os, "geteuid") or os.geteuid() != 0 or not shutil.which("setpriv"),
+                                reason="needs root (a folder of uid 65534, judged by the root guard)")
+EVIL_NAME = EVIL[len("/tmp/"):]
+
+
+def assert_lines_are_ours(stream: bytes) -> str:
+    text = stream.decode("utf-8", "surrogateescape")
+    assert_no_outside_line(text)
+    assert "\x1b" not in text and "\udcff" not in text
+    assert "\\x1b[2J" in text, text  # the outside text is there, shown
+    return text
+
+
+@pytest.fixture
+def evil_dir(tmp_path) -> Path:
+    folder = tmp_path / EVIL_NAME
+    folder.mkdir(mode=0o700)
+    tmp_path.chmod(0o755)
+    return folder
+
+
+def test_a_refused_cache_dir_prints_its_fix_as_data(evil_dir):
+    """cli/_safety.py printed FD504's fix commands raw: the path's line breaks painted lines."""
+    evil_dir.chmod(0o777)
+    for args in (["cache", "why", "--cache-dir", str(evil_dir), "--", "true"],
+                 ["trace", "--cache-dir", str(evil_dir), "--", "true"]):
+        done = run(*args)
+        assert done.returncode == 2, done.stderr
+        text = assert_lines_are_ours(done.stderr)
+        assert "$ chmod go-w '" in text
+
+
+def test_running_lines_of_cache_why_and_trace_are_data(evil_dir):
+    """`cache why` and `trace` say what they run and where: the cache path was printed raw."""
+    for args in (["cache", "why", "--cache-dir", str(evil_dir), "--", "true", "a\x1b[2J\n::warning::x"],
+                 ["trace", "--cache-dir", str(evil_dir), "--", "true"]):
+        done = run(*args)
+        assert done.returncode in (0, 1), done.stderr
+        assert_lines_are_ours(done.stderr)
+        assert_no_outside_line(out(done))
+
+
+def test_clear_cache_lines_and_its_lock_holder_are_data(evil_dir):
+    """clear-cache's plan, and its refusal naming the process that holds the lock (its path and
+    command line are outside text)."""
+    from test_cache_clear import _inductor
+
+    done = run("clear-cache", "--dry-run", "--cache-dir", str(evil_dir))
+    assert done.returncode == 0, done.stderr
+    assert_lines_are_ours(done.stdout)
+    holder = subprocess.Popen([sys.executable, "-c", "import fcntl, os, sys, time; fd = os.open(sys.argv[1], os.O_RDONLY);"
+                               " fcntl.flock(fd, fcntl.LOCK_EX); print('held', flush=True); time.sleep(60)",
+                               str(evil_dir), "\x1b[2J\n::warning::pwned"], stdout=subprocess.PIPE)
+    try:
+        assert holder.stdout.readline() == b"held\n"
+        _inductor(evil_dir)  # something to clear, so that it takes the lock
+        done = run("clear-cache", "--inductor", "--yes", "--cache-dir", str(evil_dir))
+    finally:
+        holder.kill()
+        holder.wait()
+    assert done.returncode == 1, done.stderr
+    text = assert_lines_are_ours(done.stderr + done.stdout)
+    assert str(holder.pid) in text
+
+
+def test_a_failing_bench_worker_is_quoted_not_obeyed(tmp_path):
+    """bench's "could not run" line carried the worker's stderr raw: its lines became lines of ours."""
+    wrapper = tmp_path / "python"
+    wrapper.write_text("#!/bin/sh\n"
+                       "for a in \"$@\"; do case \"$a\" in *_bench_worker.py)\n"
+                       "  printf 'boom\\033[2J\\n  ::warning::pwned\\nall nodes ready\\n##[error]x\\n' >&2; exit 3;; esac; done\n"
+                       f"exec {shlex.quote(sys.executable)} \"$@\"\n")
+    wrapper.chmod(0o755)
+    tmp_path.chmod(0o755)
+    done = run("bench", "--device", "cpu", "-L", "128", "-d", "64", "--impl", "sdpa-math", "--pass", "fwd",
+               "--python", str(wrapper), timeout=300)
+    assert done.returncode == 2, done.stderr
+    text = done.stderr.decode()
+    assert_no_outside_line(text)
+    assert "boom" in text and "::warning::pwned" in text  # quoted, indented, never a line of its own
+
+
+@NEEDS_ROOT
+def test_an_interpreter_judged_from_its_files_is_named_as_data(evil_dir):
+    """As root, `check --static --python` on an interpreter another user owns: the note that says
+    so (cli/_root.py) printed the path raw."""
+    python = evil_dir / "python"
+    shutil.copy2(sys.executable, python)
+    evil_dir.chmod(0o755)
+    os.chown(python, 65534, 65534)
+    done = run("check", "--static", "--python", str(python))
+    assert done.returncode in (0, 1), done.stderr
+    assert_lines_are_ours(done.stderr)

@@ -123,3 +123,102 @@ def test_a_directory_that_cannot_be_searched_is_not_read_as_absent(base, monkeyp
     monkeypatch.setattr(os, "stat", stat)
     v = safety.verdict(str(cache))
     assert (v.safe, v.reason, v.path) == (False, "cannot-inspect", str(cache))
+
+
+# ---------------------------------------------------------------- links: the folders that hold them
+# Whoever can replace a link in the path re-points the cache: the link's owner, and also whoever
+# can rename or create entries in the folder holding it (that folder is not on the resolved path,
+# so the walk up from the real cache never met it). Real links, real modes; a real second uid
+# (65534, through setpriv) where root is involved.
+
+import shutil  # noqa: E402
+import subprocess  # noqa: E402
+
+NOBODY = 65534
+needs_root = pytest.mark.skipif(ME != 0 or not shutil.which("setpriv"),
+                                reason="needs root and setpriv (a real second uid owns the folder)")
+
+
+def _as_nobody(*argv: str) -> None:
+    subprocess.run(["setpriv", f"--reuid={NOBODY}", f"--regid={NOBODY}", "--clear-groups", *argv],
+                   check=True, timeout=30)
+
+
+def test_a_link_in_a_folder_others_can_write_is_not_safe(base):
+    cache = _private(base / "private" / "cache")
+    shared = _private(base / "shared")
+    link = shared / "cache"
+    os.symlink(cache, link)
+    shared.chmod(0o777)  # anyone can replace "cache" by a link to their own folder
+    _, v = _verdict_below(base, link)
+    assert (v.safe, v.reason, v.path) == (False, "parent-writable", str(shared))
+    _, v = _verdict_below(base, link / "inductor")  # not created yet: judged through the same link
+    assert (v.safe, v.reason, v.path) == (False, "parent-writable", str(shared))
+    shared.chmod(0o1777)  # sticky: others cannot rename or remove our link
+    assert _verdict_below(base, link)[1].safe
+
+
+def test_a_link_reached_through_another_link_is_judged_too(base):
+    """a -> open/b -> cache: b is named nowhere in the path, and its folder is open to all."""
+    cache = _private(base / "private" / "cache")
+    opened = _private(base / "open")
+    os.symlink(cache, opened / "b")
+    opened.chmod(0o777)
+    os.symlink(opened / "b", base / "private" / "a")
+    _, v = _verdict_below(base, base / "private" / "a")
+    assert (v.safe, v.reason, v.path) == (False, "parent-writable", str(opened))
+
+
+def test_dot_dot_after_a_link_is_judged_where_the_kernel_goes(base):
+    """lnk/../cache is the folder above lnk's target (the kernel resolves lnk first), not private/cache."""
+    _private(base / "private" / "cache")
+    opened = _private(base / "open")
+    _private(opened / "sub")
+    _private(opened / "cache")
+    opened.chmod(0o777)
+    os.symlink(opened / "sub", base / "private" / "lnk")
+    path = f"{base}/private/lnk/../cache"
+    v = safety.judge([r for r in safety.inspect(path) if r.path.startswith(str(base))], ME)
+    assert (v.safe, v.reason, v.path) == (False, "parent-writable", str(opened))
+
+
+@pytest.fixture
+def box():
+    """A folder root owns (0755) right under /tmp, so that uid 65534 can reach what is handed to it
+    (pytest's basetemp is root's 0700)."""
+    import tempfile
+    from pathlib import Path
+
+    path = Path(tempfile.mkdtemp(prefix="fd-safety-"))
+    path.chmod(0o755)
+    yield path
+    shutil.rmtree(path, ignore_errors=True)
+
+
+@needs_root
+def test_roots_link_in_a_folder_another_user_owns_is_not_safe(box):
+    cache = _private(box / "private" / "cache")
+    theirs = box / "theirs"
+    theirs.mkdir()
+    os.chown(theirs, NOBODY, NOBODY)
+    os.symlink(cache, theirs / "cache")  # root's own link, to root's own private cache
+    _, v = _verdict_below(box, theirs / "cache")
+    assert (v.safe, v.reason, v.path, v.uid) == (False, "parent-foreign-owner", str(theirs), NOBODY)
+    evil = box / "evil"
+    evil.mkdir()
+    os.chown(evil, NOBODY, NOBODY)
+    _as_nobody("ln", "-sfn", str(evil), str(theirs / "cache"))  # what that user can do with it
+    assert os.path.realpath(theirs / "cache") == str(evil)
+
+
+@needs_root
+def test_a_link_another_user_owns_behind_a_link_is_not_safe(box):
+    """a (root's) -> b (uid 65534's link, in a root folder) -> cache: b is named nowhere in the path."""
+    cache = _private(box / "private" / "cache")
+    hop = _private(box / "hop")
+    hop.chmod(0o755)
+    os.symlink(cache, hop / "b")
+    os.chown(hop / "b", NOBODY, NOBODY, follow_symlinks=False)
+    os.symlink(hop / "b", box / "private" / "a")
+    _, v = _verdict_below(box, box / "private" / "a")
+    assert (v.safe, v.reason, v.path, v.uid) == (False, "link-foreign-owner", str(hop / "b"), NOBODY)

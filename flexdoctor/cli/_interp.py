@@ -267,5 +267,7 @@ def choose_for_worker(python: Optional[str]) -> str:
     if line is not None:
         import typer
 
-        typer.echo("".join(c if c.isprintable() else ascii(c)[1:-1] for c in line), err=True)
+        from ..render._escape import terminal_line
+
+        typer.echo(terminal_line(line), err=True)  # paths are data (render/_escape.py)
     return target.path

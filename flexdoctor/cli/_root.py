@@ -56,7 +56,9 @@ def require_safe_python(target: str, files_ok: bool = False) -> bool:
     if v is None:
         return False
     if files_ok:
-        typer.echo(t("root-guard.files_only", program=target, why=safety.describe(v)), err=True)
+        from ..render._escape import terminal_line
+
+        typer.echo(terminal_line(t("root-guard.files_only", program=target, why=safety.describe(v))), err=True)
         return True
     raise usage_error(t("root-guard.refuse_python", program=target, why=safety.describe(v)))
 

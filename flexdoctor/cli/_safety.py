@@ -13,15 +13,16 @@ from ..cliutil import usage_error
 
 def _refuse(kind: str, path: str, verdict) -> "typer.Exit":
     from ..checks.cache import unsafe_fix, unsafe_message
+    from ..render._escape import terminal_line
     from ..safety import current_uid
     from ..text import t
 
     uid = current_uid()
     fix = unsafe_fix(kind, verdict, uid)
     exit_ = usage_error(t("warm-safety.unsafe", message=unsafe_message(kind, path, verdict, uid)))
-    typer.echo(t("warm-safety.fix", kb=fix.kb, summary=fix.summary), err=True)
-    for cmd in fix.commands:
-        typer.echo(f"    $ {cmd}", err=True)
+    typer.echo(terminal_line(t("warm-safety.fix", kb=fix.kb, summary=fix.summary)), err=True)
+    for cmd in fix.commands:  # a path inside: shown, never obeyed (render/_escape.py)
+        typer.echo("    $ " + terminal_line(cmd), err=True)
     return exit_
 
 

@@ -20,6 +20,7 @@ from ..cliutil import EXIT_USAGE, in_ci
 from ..cliutil import split as _split
 from ..cliutil import usage_error as _usage_error
 from ..cliutil import write as _write
+from ..render._escape import terminal_line
 from ..text import t
 from ..workload import DTYPES, WorkloadError
 from ._root import require_safe_python
@@ -129,7 +130,8 @@ def bench(
     try:
         report = _run_with_progress(b, target, cases, impls, modes, device, reps, warmup, timeout, interactive)
     except b.BenchError as exc:
-        typer.echo(t("cli.bench.could_not_run", error=exc), err=True)
+        # The worker's last lines on stderr: shown on our one line (\n visible), never lines of their own.
+        typer.echo(terminal_line(t("cli.bench.could_not_run", error=exc)), err=True)
         raise typer.Exit(EXIT_USAGE)  # the contract: 2 when flexdoctor could not run
     if fmt == "json":
         text = bench_view.render_json(report)
@@ -153,8 +155,8 @@ def _run_with_progress(b, target, cases, impls, modes, device, reps, warmup, tim
             if m.status == "running":
                 return
             extra = f" {m.ms:.3f} ms" if m.status == "ok" and m.ms is not None else ""
-            typer.echo(t("cli.bench.progress", index=i + 1, total=n, case=labels[m.case], impl=m.impl, pass_=m.mode,
-                         status=bench_view.status_word(m), extra=extra), err=True)
+            typer.echo(terminal_line(t("cli.bench.progress", index=i + 1, total=n, case=labels[m.case], impl=m.impl,
+                                       pass_=m.mode, status=bench_view.status_word(m), extra=extra)), err=True)
 
         return b.run(target, cases, impls, modes, device=device, reps=reps, warmup=warmup,
                      item_timeout=timeout, on_event=plain)

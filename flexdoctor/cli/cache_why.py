@@ -4,6 +4,7 @@ and say for every compiled graph whether it hit the cache, and if not, why."""
 from __future__ import annotations
 
 import os
+import shlex
 import shutil
 import sys
 from pathlib import Path
@@ -77,7 +78,9 @@ def why(
     require_safe_command(argv, env)  # as root: not a program (or Python) a non-root user can change
     if keep_trace is not None and keep_trace.exists() and not keep_trace.is_dir():
         raise _usage_error(t("cli.error.not_a_dir", what=f"--keep-trace {keep_trace}"))
-    typer.echo(t("why.running", command=" ".join(argv), path=root), err=True)
+    from ..render._escape import terminal_line
+
+    typer.echo(terminal_line(t("why.running", command=shlex.join(argv), path=root)), err=True)
     # JSON on stdout must stay parseable: the command's own output goes to stderr then.
     to_stderr = sys.stderr.fileno() if fmt == "json" and output is None else None
     result = why_mod.run(argv, root, cache_source=source, timeout=timeout,

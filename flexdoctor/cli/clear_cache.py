@@ -51,6 +51,7 @@ def clear_cache(
     """
     from ..cache import clear
     from ..render import clear_view as view
+    from ..render._escape import terminal_line
     from ..text import t
 
     env = dict(os.environ)
@@ -65,7 +66,7 @@ def clear_cache(
     plan = clear.plan(kinds, env, cache_dir=named if cache_dir is not None else None)
     refused = 1 if plan.refused else 0
     for line in view.plan_lines(plan, dry_run):
-        typer.echo(line)
+        typer.echo(terminal_line(line))
     if dry_run or not plan.count:
         raise typer.Exit(refused)
     if not yes:
@@ -77,10 +78,10 @@ def clear_cache(
     try:
         outcome = clear.execute(plan)
     except clear.Refused as exc:
-        typer.echo(t("cli.usage_error", message=view.holder(exc.holder, plan.lock_root)), err=True)
+        typer.echo(terminal_line(t("cli.usage_error", message=view.holder(exc.holder, plan.lock_root))), err=True)
         raise typer.Exit(1)
     for line in view.outcome_lines(outcome):
-        typer.echo(line)
+        typer.echo(terminal_line(line))
     raise typer.Exit(1 if (outcome.errors or refused) else 0)
 
 

@@ -222,8 +222,8 @@ def gather(
     import os
 
     from .. import policy
-    from ..cliutil import resolve_python
     from ..fleet import gather as gather_mod
+    from ._interp import choose_for_worker
     from ._root import require_safe_python
 
     _renderer(fmt)
@@ -238,8 +238,11 @@ def gather(
         _check_output(exclude_file)
         if reports_dir is not None and not reports_dir.is_dir():
             raise _usage_error(t("fleet.cli.no_such_dir", what=f"--reports-dir {reports_dir}"))
-    target = resolve_python(python)
-    require_safe_python(target, files_ok=static)  # as root: exit 2, or judged from its files only
+    # The interpreter check would inspect (--python may name a venv folder; without it, where the
+    # user is when flexdoctor's own has no torch), with its note on stderr; as root: exit 2 when a
+    # non-root user can change it, or judged from its files only with --static.
+    target = choose_for_worker(python)
+    require_safe_python(target, files_ok=static)
     try:
         node_settings = _check_settings(profile, settings_file)
     except policy.ConfigError as exc:

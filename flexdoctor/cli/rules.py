@@ -1,4 +1,4 @@
-"""The `rules` command: list every check and knowledge-base entry, or print one in full."""
+"""The `rules` command: list every check, knowledge-base entry and structural kind (FDS###), or print one in full."""
 
 from __future__ import annotations
 
@@ -13,10 +13,11 @@ from ..text import t
 
 
 def rules(
-    rule: Annotated[Optional[str], typer.Argument(metavar="[ID]", help="A check (FD201 or nvcc-found) or "
-                                                  "knowledge-base entry (FDE105) to print in full.")] = None,
+    rule: Annotated[Optional[str], typer.Argument(metavar="[ID]", help="A check (FD201 or nvcc-found), "
+                                                  "knowledge-base entry (FDE105) or kind of error explain reads by its "
+                                                  "shape (FDS101 or shared-library) to print in full.")] = None,
 ) -> None:
-    """List every check and knowledge-base entry, or print one in full.
+    """List every check, knowledge-base entry and kind of error explain reads by its shape, or print one in full.
 
     Examples:
 
@@ -25,6 +26,8 @@ def rules(
       flexdoctor rules FD401
 
       flexdoctor rules nvidia-driver-too-old
+
+      flexdoctor rules FDS101
     """
     from ..render import rules_view
 

@@ -74,6 +74,7 @@ def trace(
     """
     from ..cache import locations
     from ..render import trace_timeline, trace_view
+    from ..render._escape import terminal_line
     from ..text import t
     from ..trace import run as trace_run
 
@@ -95,7 +96,7 @@ def trace(
     guard_cache_dirs(root, env)  # the command compiles into this cache and loads code from it
     if keep_trace is not None and keep_trace.exists() and not keep_trace.is_dir():
         raise _usage_error(t("cli.error.not_a_dir", what=f"--keep-trace {keep_trace}"))
-    typer.echo(t("trace.running", command=trace_view.command_line(argv), path=root), err=True)
+    typer.echo(terminal_line(t("trace.running", command=trace_view.command_line(argv), path=root)), err=True)
     to_stderr = sys.stderr.fileno() if fmt == "json" and output is None else None  # JSON on stdout stays parseable
     result = trace_run(argv, root, cache_source=source, env=env, timeout=timeout, stdout=to_stderr,
                        keep_trace=str(keep_trace) if keep_trace is not None else None, measure_advice=measure)

@@ -11,6 +11,7 @@ say which torch it runs).
 from __future__ import annotations
 
 import os
+import re
 import shlex
 from typing import Sequence
 
@@ -63,10 +64,31 @@ def state_of(node: Node, fp: dict, configs: tuple) -> BundleNode:
     return BundleNode(node.name, "import")
 
 
+# A cache dir from a node's report fit for a printed command: absolute (it cannot read as an
+# option), normalised (no "." or ".." part, no "//"), and only letters, digits, white space and
+# "._+@%,=:~-" between the slashes: no shell syntax, quote, line break or control, even before
+# shlex.quote puts it in one argument.
+_PLAIN_DIR = re.compile(r"/[\w.+@%,=:~ /-]*")
+
+
+def plain_dir(value: object) -> bool:
+    """``value`` (outside text: a node report's cache dir) may stand in a printed command."""
+    if not isinstance(value, str) or not _PLAIN_DIR.fullmatch(value) or "//" in value:
+        return False
+    return not any(part in (".", "..") for part in value.split("/"))
+
+
+def unfit_dirs(nodes: Sequence[Node]) -> tuple:
+    """Names of the nodes whose report gives a cache dir no printed command may hold."""
+    return tuple(n.name for n in nodes if n.inductor_dir is not None and not plain_dir(n.inductor_dir))
+
+
 def ship_commands(path: str, nodes: Sequence[Node], sha256: str = "") -> tuple:
     """Commands that import the bundle where it is needed, runnable as printed; pinned to the
-    content read here (``--sha256``), so a bundle changed on the shared disk is refused."""
-    if not nodes:
+    content read here (``--sha256``), so a bundle changed on the shared disk is refused. None
+    (``()``) when a node's report gives a cache dir that is not a plain absolute path
+    (:func:`unfit_dirs`): a report's words are data, never an option or shell syntax."""
+    if not nodes or unfit_dirs(nodes):
         return ()
     bundle = shlex.quote(os.path.abspath(path))
     dirs = {n.inductor_dir for n in nodes}
@@ -86,4 +108,5 @@ def match(path: str, nodes: Sequence[Node]) -> BundleMatch:
     states = tuple(state_of(n, fp, configs) for n in nodes)
     needing = [n for n, s in zip(nodes, states) if s.state == "import"]
     return BundleMatch(path=path, fingerprint=fp, fingerprint_id=mf.fingerprint_id(fp), configs=configs,
-                       created_at=meta.get("created_at"), nodes=states, ship=ship_commands(path, needing, sha256))
+                       created_at=meta.get("created_at"), nodes=states, ship=ship_commands(path, needing, sha256),
+                       ship_refused=unfit_dirs(needing))

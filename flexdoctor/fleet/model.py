@@ -113,6 +113,7 @@ class BundleMatch:
     created_at: Optional[str]
     nodes: tuple  # BundleNode
     ship: tuple = ()  # commands that import it where it is needed
+    ship_refused: tuple = ()  # nodes whose report's cache dir no printed command may hold (no ship then)
     error: Optional[str] = None  # the bundle could not be read
 
     def having(self, state: str) -> list:

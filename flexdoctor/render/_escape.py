@@ -90,6 +90,12 @@ def rich_text(value: object, style: str = ""):
     return Text(for_terminal(value), style=style)
 
 
+def terminal_line(value: object) -> str:
+    """A line a command writes itself (a refusal, a "running ..." line, progress) holding outside
+    text: :func:`for_terminal`, then :func:`no_commands` (``##[`` may sit anywhere in a value)."""
+    return no_commands(for_terminal(value))
+
+
 # ---------------------------------------------------------------- CI logs (GitHub workflow commands)
 
 _LINE_BREAK = re.compile(r"(\r\n|\r|\n)")  # where .NET's StreamReader.ReadLine ends a line

@@ -98,8 +98,8 @@ def holder(h, path: str) -> str:
     pid and command line when known."""
     kind = "warm" if h.kind == "warm-cache" else "clear"
     if h.pid is None:
-        return t("clear.warm_running" if kind == "warm" else "clear-lock.clear", path=show(path))
-    return t(f"clear-lock.{kind}_pid", path=show(path), pid=h.pid, command=show(h.command or "?"))
+        return no_commands(t("clear.warm_running" if kind == "warm" else "clear-lock.clear", path=show(path)))
+    return no_commands(t(f"clear-lock.{kind}_pid", path=show(path), pid=h.pid, command=show(h.command or "?")))
 
 
 def prompt(plan) -> str:

@@ -117,7 +117,10 @@ def bundle_lines(report: FleetReport) -> tuple:
             by.setdefault(key, []).append(s.node)
         details = " | ".join(f"{compress(names)}: {key}" for key, names in by.items())
         lines.append(t("fleet.bundle.incompatible", nodes=n("nodes", len(bad)), details=details))
-    lines.append(t("fleet.bundle.ship", file=b.path) if b.ship else t("fleet.bundle.ship_none"))
+    if b.ship_refused:  # a report's cache dir would have stood in the command: say so, print none
+        lines.append(t("fleet-ship.refused", nodes=n("nodes", len(b.ship_refused)), hosts=compress(b.ship_refused)))
+    else:
+        lines.append(t("fleet.bundle.ship", file=b.path) if b.ship else t("fleet.bundle.ship_none"))
     return heading, lines, list(b.ship)
 
 

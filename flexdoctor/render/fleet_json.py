@@ -34,6 +34,7 @@ def to_dict(report: FleetReport) -> dict:
         bundle = {
             "file": b.path, "fingerprint": b.fingerprint, "fingerprint_id": b.fingerprint_id,
             "configs": list(b.configs), "created_at": b.created_at, "ship": list(b.ship),
+            "ship_refused": list(b.ship_refused),
             "nodes": {state: b.having(state) for state in ("warm", "import", "incompatible", "unknown")},
             "incompatible": [{"node": s.node, "differences": [{"field": f, "bundle": a, "node": c}
                                                             for f, a, c in s.differences]}

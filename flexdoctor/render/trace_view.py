@@ -14,6 +14,7 @@ from ..timing import PHASES, Process
 from ..trace import SCHEMA_VERSION, TraceResult
 from ..trace.model import FAIL
 from . import why_view
+from ._escape import no_commands
 from .clear_view import show
 
 BAR = 28  # cells of the longest bar
@@ -278,7 +279,7 @@ def render_text(result: TraceResult, width: int = 100, timeline: str = None) -> 
         out += ["", t("trace.timeline", path=show(timeline))]
     if result.measurement.trace_dir:
         out.append(t("why.trace_kept", path=show(result.measurement.trace_dir)))
-    return "\n".join(out) + "\n"
+    return no_commands("\n".join(out) + "\n")  # a path may hold ``##[`` anywhere in a line
 
 
 def _r(x, n: int = 4):
