@@ -76,7 +76,9 @@ def torch_importable(facts: Facts) -> Finding:
         else:  # read by its shape, in the words explain uses (issue 22)
             from ..knowledge import explain as kb_explain
 
-            fix = kb_explain.error_fix(text, u.python_cmd(facts), facts.torch.version, facts.torch.cuda) or fix
+            torch = facts.torch if ok(facts.torch) else None  # a probe error when the interpreter is not Python
+            fix = kb_explain.error_fix(text, u.python_cmd(facts), getattr(torch, "version", None),
+                                       getattr(torch, "cuda", None)) or fix
         lines = [ln for ln in (rt.detail or "").strip().splitlines() if not ln.startswith("Traceback (")]
         details = tuple(lines[-6:])
         key = {"crash": "torch-importable.crash", "timeout": "torch-importable.timeout",
