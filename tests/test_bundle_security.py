@@ -381,3 +381,66 @@ def test_pickle_screen_takes_torch_memory_formats_and_nothing_through_them():
                          ("torch._utils", "torch.os.system"), ("os", "torch.float16"),
                          ("torch._utils", "torch.__import__"), ("torch._utils", "torch._load_from_bytes")]:
         assert not megacache._allowed(module, name), (module, name)
+
+
+REAL_H100_BUNDLE = Path(__file__).parent / "data" / "bundles" / "h100-torch2.11-llm-causal.zip"
+
+
+def test_a_real_h100_bundle_passes_the_screen(tmp_path):
+    """Recorded on the H100 (torch 2.11+cu130, Python 3.12, `warm-cache --preset llm-causal
+    --export`): its entries name inspect.Signature and call getattr for bound methods
+    (AutotuneCache().save_cache_hook) and enum members; the screen refused every GPU bundle."""
+    import zipfile
+
+    from flexdoctor.cache import megacache
+
+    with zipfile.ZipFile(REAL_H100_BUNDLE) as zf:
+        blob, artifacts = megacache.checked(zf.read("artifacts/000.bin"), str(tmp_path))
+    assert {a.type for a in artifacts} >= {"inductor", "aot_autograd"}
+
+
+def _ops(*parts: bytes) -> bytes:
+    return b"\x80\x04" + b"".join(parts) + b"."
+
+
+def _global(module: str, name: str) -> bytes:
+    return b"c" + module.encode() + b"\n" + name.encode() + b"\n"
+
+
+def _str(s: str) -> bytes:
+    return b"\x8c" + bytes([len(s)]) + s.encode()
+
+
+@pytest.mark.parametrize("payload", [
+    # getattr(<a module reached through torch>, "execv"): a module is no class
+    _ops(_global("builtins", "getattr"), _global("torch._utils", "os"), _str("execv"), b"\x86R"),
+    # a chain: getattr(getattr(cls, "x"), "y")
+    _ops(_global("builtins", "getattr"), _global("builtins", "getattr"), _global("collections", "Counter"),
+         _str("x"), b"\x86R", _str("y"), b"\x86R"),
+    # a private or dangerous name on a built object
+    _ops(_global("builtins", "getattr"), _global("collections", "Counter"), b")\x81", _str("_private"), b"\x86R"),
+    _ops(_global("builtins", "getattr"), _global("collections", "Counter"), b")\x81", _str("system"), b"\x86R"),
+    # getattr called with anything but (owner, name)
+    _ops(_global("builtins", "getattr"), _global("collections", "Counter"), b"\x85R"),
+    # a class outside the allow-list
+    _ops(_global("builtins", "getattr"), _global("os", "PathLike"), _str("x"), b"\x86R"),
+])
+def test_getattr_is_taken_only_in_torchs_own_shapes(payload):
+    from flexdoctor.cache import megacache
+
+    with pytest.raises(megacache.BadArtifacts):
+        megacache.screen_pickle(payload, KEY_F)
+
+
+def test_getattr_for_a_bound_method_and_an_enum_member_passes():
+    import collections
+    import inspect
+
+    from flexdoctor.cache import megacache
+
+    megacache.screen_pickle(_ops(_global("builtins", "getattr"), _global("collections", "Counter"), b")\x81",
+                                 _str("most_common"), b"\x86R"), KEY_F)
+    megacache.screen_pickle(_ops(_global("builtins", "getattr"), _global("inspect", "_ParameterKind"),
+                                 _str("POSITIONAL_ONLY"), b"\x86R"), KEY_F)
+    megacache.screen_pickle(pickle.dumps([inspect.Parameter.POSITIONAL_ONLY, collections.Counter().most_common],
+                                         protocol=4), KEY_F)  # 3.11 calls the enum, 3.12 uses getattr

@@ -190,7 +190,12 @@ PLAIN = {
     "functools": {"partial"},
     "enum": {"Enum", "IntEnum"},
     "pathlib": {"PosixPath", "PurePosixPath", "Path"},
+    # A GPU entry keeps a kernel's signature (H100, torch 2.11, Python 3.12): plain data classes.
+    "inspect": {"Signature", "Parameter", "_ParameterKind", "_empty"},
 }
+# Python 3.12 pickles an enum member as getattr(EnumClass, "NAME"): getattr is taken only in
+# exactly that shape (an allowed global, a public name, called at once; see _getattr_calls).
+GETATTR = ("builtins", "getattr")
 TRUSTED_ROOTS = ("torch", "sympy", "triton")
 DANGEROUS = {"CDLL", "cdll", "PyDLL", "pydll", "LibraryLoader", "import_module", "load_inline", "load",
              "load_library", "write_atomic", "system", "popen", "Popen", "exec", "eval", "compile",
@@ -246,14 +251,96 @@ def _globals(content: bytes) -> Iterator[tuple]:
         del recent[:-2]
 
 
+_MARK = object()
+_PASS_FIRST = {"BUILD", "APPEND", "APPENDS", "SETITEM", "SETITEMS", "ADDITEMS", "MEMOIZE", "PUT", "BINPUT",
+               "LONG_BINPUT"}  # ops whose result is their first operand, changed in place
+
+
+def _pop(stack: list, before: list) -> list:
+    """The operands an opcode takes off the symbolic stack (a mark and the slice above it as one)."""
+    if pickletools.markobject in before:
+        at = len(stack) - 1 - stack[::-1].index(_MARK)  # ValueError: no mark (a broken stream)
+        above = stack[at + 1:]
+        del stack[at:]
+        k = before.index(pickletools.markobject)
+    else:
+        above, k = None, len(before)
+    if k > len(stack):
+        raise ValueError("stack underflow")
+    taken = stack[len(stack) - k:] if k else []
+    del stack[len(stack) - k:]
+    return taken + ([("T", above)] if above is not None else [])
+
+
+def _result(name: str, arg, taken: list):
+    """The symbolic value an opcode pushes: a string, ("G", module, name), ("T", items),
+    ("O", callable) for an object built by a call, ("A",) for an attribute fetched; else None."""
+    if name in _STRINGS:
+        return arg if isinstance(arg, str) else None
+    if name == "GLOBAL":
+        module, _, attr = str(arg).partition(" ")
+        return ("G", module, attr)
+    if name == "STACK_GLOBAL":
+        return ("G", taken[0], taken[1]) if all(isinstance(x, str) for x in taken) else None
+    if name in ("TUPLE1", "TUPLE2", "TUPLE3", "EMPTY_TUPLE"):
+        return ("T", list(taken))
+    if name == "TUPLE":
+        return taken[-1]
+    if name in ("REDUCE", "NEWOBJ", "NEWOBJ_EX", "OBJ", "INST"):
+        return ("A",) if taken and taken[0] == ("G",) + GETATTR and name == "REDUCE" else ("O", taken[0] if taken else None)
+    if name in _PASS_FIRST:
+        return taken[0]
+    return None
+
+
+def _getattr_ok(args) -> bool:
+    """getattr(owner, "name") as torch's entries use it: a bound method of an object the pickle built
+    (``AutotuneCache().save_cache_hook``), or a member of an allowed class (Python 3.12 enums)."""
+    if not (isinstance(args, tuple) and args[0] == "T" and len(args[1]) == 2):
+        return False
+    owner, attr = args[1]
+    if not (isinstance(attr, str) and attr.isidentifier() and not attr.startswith("_") and attr not in DANGEROUS):
+        return False
+    if isinstance(owner, tuple) and owner[0] == "O":
+        return True
+    return (isinstance(owner, tuple) and owner[0] == "G" and isinstance(owner[1], str) and isinstance(owner[2], str)
+            and _allowed(owner[1], owner[2]) and owner[2] != owner[2].lower())  # a class, not a module
+
+
+def _getattr_calls(content: bytes) -> bool:
+    """Whether every call of builtins.getattr in the stream has the shape ``_getattr_ok`` takes,
+    read by running the pickle machine on symbolic values (nothing is imported or called)."""
+    stack: list = []
+    memo: dict = {}
+    for op, arg, _ in pickletools.genops(io.BytesIO(content)):
+        name = op.name
+        if name in ("GET", "BINGET", "LONG_BINGET"):
+            stack.append(memo.get(arg))
+            continue
+        if name == "MARK":
+            stack.append(_MARK)
+            continue
+        taken = _pop(stack, op.stack_before)
+        if name == "REDUCE" and taken[0] == ("G",) + GETATTR and not _getattr_ok(taken[1]):
+            return False
+        if name in ("MEMOIZE", "PUT", "BINPUT", "LONG_BINPUT"):
+            memo[len(memo) if name == "MEMOIZE" else arg] = taken[0]
+        value = _result(name, arg, taken)
+        stack.extend([value] * len(op.stack_after))
+    return True
+
+
 def screen_pickle(content: bytes, key: str) -> None:
     if content[:1] != b"\x80" or content[1:2] not in (b"\x02", b"\x03", b"\x04", b"\x05"):
         raise BadArtifacts("bad-content", type="pickle", key=key)
     try:
         named = list(_globals(content))
-    except (ValueError, EOFError) as exc:  # pickletools: a truncated or invalid opcode stream
+        getattr_ok = GETATTR not in named or _getattr_calls(content)
+    except (ValueError, EOFError, IndexError) as exc:  # pickletools: a truncated or invalid opcode stream
         raise BadArtifacts("bad-content", type="pickle", key=key) from exc
     for module, name in named:
+        if (module, name) == GETATTR and getattr_ok:
+            continue
         if not (isinstance(module, str) and isinstance(name, str) and _allowed(module, name)):
             raise BadArtifacts("foreign-code", key=key, name=_word(f"{module}.{name}"))
 
