@@ -1,0 +1,102 @@
+"""The classes tuned in round 2 by helper tune-a2 (issue 22): torch without CUDA (no NVIDIA GPU, macOS),
+bf16 on a pre-Ampere GPU in every knob's wording, a torch wheel without kernels for the GPU. Every line
+is written for the test (realistic, not copied from the corpus), with siblings of the same class, and
+healthy lines of the same vocabulary that must raise nothing."""
+
+from __future__ import annotations
+
+import io
+
+import pytest
+
+from flexdoctor.knowledge import explain as kbx
+
+
+def scan(text: str):
+    return kbx.scan(io.BytesIO(text.encode()))
+
+
+def first(text: str):
+    items = scan(text).ordered()
+    assert items, text
+    return items[0]
+
+
+def fix_text(item) -> str:
+    fix = item.fix if hasattr(item, "fix") else kbx.fix_for(item)
+    return fix.summary + "\n" + "\n".join(fix.commands)
+
+
+def ident(item) -> str:
+    return item.entry.id if hasattr(item, "entry") else f"{item.kind}:{item.subject}"
+
+
+def healthy(text: str) -> None:
+    result = scan(text)
+    assert not result.found and not any(a.kind == "unknown" for a in result.answers), \
+        [ident(x) for x in result.ordered()]
+
+
+# --- torch without CUDA ---------------------------------------------------------------------------
+
+@pytest.mark.parametrize("tail", [
+    '  File "/Users/ana/venv/lib/python3.12/site-packages/torch/cuda/__init__.py", line 310, in _lazy_init\n'
+    '    raise AssertionError("Torch not compiled with CUDA enabled")\n'
+    'AssertionError: Torch not compiled with CUDA enabled\n',
+    '  File "C:\\\\Users\\\\ana\\\\env\\\\Lib\\\\site-packages\\\\torch\\\\cuda\\\\__init__.py", line 284, in _lazy_init\n'
+    'AssertionError: Torch not compiled with CUDA enabled\n',
+])
+def test_torch_without_cuda_names_both_ways_out(tail):
+    item = first("Traceback (most recent call last):\n  File \"run.py\", line 3, in <module>\n"
+                 "    model = model.cuda()\n" + tail)
+    text = fix_text(item)
+    assert "download.pytorch.org/whl/cu" in text  # an NVIDIA GPU: the CUDA build
+    assert "mps" in text and "device='cpu'" in text  # none (a Mac): mps or CPU
+
+
+def test_inductor_without_cuda_is_a_compile_problem_not_a_wheel():
+    item = first("Traceback (most recent call last):\n  File \"bench.py\", line 9, in <module>\n    out = fn(x)\n"
+                 "torch._dynamo.exc.BackendCompilerFailed: backend='inductor' raised:\n"
+                 "AssertionError: Torch not compiled with CUDA enabled\n")
+    assert item.entry.symbol == "inductor-on-torch-without-cuda"
+    assert "aot_eager" in fix_text(item)
+    older = first("BackendCompilerFailed: debug_wrapper raised AssertionError: Torch not compiled with CUDA enabled\n")
+    assert older.entry.symbol == "inductor-on-torch-without-cuda"
+
+
+# --- bf16 on a GPU without it ---------------------------------------------------------------------
+
+@pytest.mark.parametrize("line", [
+    "ValueError: Your setup doesn't support bf16/gpu. You need torch>=1.10, using Ampere GPU with cuda>=11.0",
+    "ValueError: Your setup doesn't support bf16/(cpu, tpu, neuroncore). You need torch>=1.10",
+    "ValueError: bf16 mixed precision requires PyTorch >= 1.10 and a supported device.",
+    "ValueError: Bfloat16 is only supported on GPUs with compute capability of at least 8.0. "
+    "Your Tesla V100-SXM2-32GB GPU has compute capability 7.0.",
+    "RuntimeError: Current CUDA Device does not support bfloat16. Please switch dtype to float16.",
+])
+def test_bf16_refusals_name_float16_in_every_knob(line):
+    item = first("Traceback (most recent call last):\n  File \"train.py\", line 40, in <module>\n" + line + "\n")
+    assert item.entry.symbol == "bf16-needs-ampere"
+    text = fix_text(item)
+    for knob in ("--fp16 True", "--mixed_precision fp16", "--dtype float16", "torch.float16"):
+        assert knob in text
+
+
+# --- no kernels for this GPU -----------------------------------------------------------------------
+
+@pytest.mark.parametrize("gpu, arch", [("NVIDIA GeForce RTX 3080", "86"), ("NVIDIA L4", "89")])
+def test_no_kernel_image_names_the_cuda_that_knows_the_gpu(gpu, arch):
+    item = first(f"{gpu} with CUDA capability sm_{arch} is not compatible with the current PyTorch installation.\n"
+                 "The current PyTorch install supports CUDA capabilities sm_37 sm_50 sm_60 sm_70.\n"
+                 "RuntimeError: CUDA error: no kernel image is available for execution on the device\n")
+    text = fix_text(item)
+    assert "CUDA 11.1+" in text and "cu111" in text and "cu102" in text
+
+
+# --- healthy lines of the same vocabulary ----------------------------------------------------------
+
+def test_healthy_bf16_and_device_notices():
+    healthy("Using bf16 mixed precision on NVIDIA A100-SXM4-80GB\n"
+            "INFO: is_bf16_supported() = True\n"
+            "torch 2.5.1+cu124 with CUDA 12.4, sm_80\n"
+            "Epoch 1: 100%|##########| 50/50 [00:10<00:00,  4.9it/s, loss=1.2]\n")
