@@ -100,3 +100,16 @@ def test_healthy_bf16_and_device_notices():
             "INFO: is_bf16_supported() = True\n"
             "torch 2.5.1+cu124 with CUDA 12.4, sm_80\n"
             "Epoch 1: 100%|##########| 50/50 [00:10<00:00,  4.9it/s, loss=1.2]\n")
+
+
+# --- requirements quoted in backticks (transformers' import checks, any package) --------------------
+
+@pytest.mark.parametrize("line, req", [
+    ("ImportError: Using the `Trainer` with `PyTorch` requires `accelerate>=0.26.0`: Please run "
+     "`pip install transformers[torch]` or `pip install 'accelerate>=0.26.0'`", "accelerate>=0.26.0"),
+    ("ImportError: Using `bitsandbytes` 4-bit quantization requires `bitsandbytes>=0.43.1`: "
+     "Please run `pip install -U bitsandbytes`", "bitsandbytes>=0.43.1"),
+])
+def test_backticked_requirement_is_read(line, req):
+    item = first("Traceback (most recent call last):\n  File \"ft.py\", line 12, in <module>\n" + line + "\n")
+    assert req in fix_text(item)

@@ -60,6 +60,11 @@ UNITS = (
         r"[^\n]{0,120}?(?:you have|but (?:found|got|the current|your)|installed(?: version)? is) (?P<have>\d{1,3}\.\d{1,3}(?:\.\d{1,3})?)",
         r"requires (?P<pkg2>torch|PyTorch|transformers|diffusers|accelerate|triton|xformers|numpy|python|Python) ?"
         r"(?P<op>>=|==|~=|>|<=|<) ?(?P<ver>\d{1,3}(?:\.\d{1,4}){0,3})",
+        # transformers' requires_backends / import checks quote the requirement in backticks, for any
+        # package: "Using the `Trainer` with `PyTorch` requires `accelerate>=0.20.1`", "Using
+        # `bitsandbytes` 4-bit quantization requires `bitsandbytes>=0.43.1`" (transformers/utils/import_utils.py,
+        # quantizers/quantizer_bnb_4bit.py); the backticks make the name safe to take from any package.
+        r"requires `(?P<pkg2>[A-Za-z][\w.-]{0,60})(?P<op>>=|==|~=)(?P<ver>\d{1,3}(?:\.\d{1,4}){0,3})`",
     )),
     ("pip", "shape", (
         r"No matching distribution found for (?P<req>[^\s]{1,200})",
