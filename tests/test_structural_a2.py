@@ -113,3 +113,50 @@ def test_healthy_bf16_and_device_notices():
 def test_backticked_requirement_is_read(line, req):
     item = first("Traceback (most recent call last):\n  File \"ft.py\", line 12, in <module>\n" + line + "\n")
     assert req in fix_text(item)
+
+
+# --- device-side asserts: the kernel's condition names what was out of range ------------------------
+
+@pytest.mark.parametrize("assert_line, want", [
+    ("/opt/pytorch/aten/src/ATen/native/cuda/Loss.cu:242: nll_loss_forward_reduce_cuda_kernel_2d: block: [0,0,0], "
+     "thread: [5,0,0] Assertion `t >= 0 && t < n_classes` failed.", "num_classes"),
+    ("/opt/pytorch/aten/src/ATen/native/cuda/NLLLoss2d.cu:104: nll_loss2d_forward_kernel: block: [2,0,0], "
+     "thread: [64,0,0] Assertion `cur_target >= 0 && cur_target < n_classes` failed.", "ignore_index"),
+    ("/opt/pytorch/aten/src/ATen/native/cuda/Indexing.cu:1289: indexSelectLargeIndex: block: [90,0,0], "
+     "thread: [3,0,0] Assertion `srcIndex < srcSelectDimSize` failed.", "max_position_embeddings"),
+    ("/opt/pytorch/aten/src/ATen/native/cuda/IndexKernel.cu:92: operator(): block: [0,0,0], thread: [1,0,0] "
+     "Assertion `-sizes[i] <= index && index < sizes[i] && \"index out of bounds\"` failed.", "min and max"),
+    ("/opt/pytorch/aten/src/ATen/native/cuda/Loss.cu:94: operator(): block: [7,0,0], thread: [32,0,0] "
+     "Assertion `input_val >= zero && input_val <= one` failed.", "BCEWithLogitsLoss"),
+])
+@pytest.mark.parametrize("order", ["error-first", "assert-first"])
+def test_device_assert_condition_answers_before_the_generic_710(assert_line, want, order):
+    error = "RuntimeError: CUDA error: device-side assert triggered"
+    lines = [error, assert_line] if order == "error-first" else [assert_line, assert_line, error]
+    item = first("Traceback (most recent call last):\n  File \"train.py\", line 88, in <module>\n"
+                 "    loss = criterion(out, y)\n" + "\n".join(lines) + "\n")
+    assert want in fix_text(item), fix_text(item)
+
+
+def test_unknown_assert_condition_still_gets_the_generic_710():
+    item = first("RuntimeError: CUDA error: device-side assert triggered\n"
+                 "/src/my_ext/kernel.cu:12: my_kernel: block: [0,0,0], thread: [0,0,0] Assertion `n > 0` failed.\n")
+    assert item.subject == "cudaErrorAssert" and "CUDA_LAUNCH_BLOCKING=1" in fix_text(item)
+
+
+def test_glibc_assert_is_not_a_cuda_assert():
+    healthy("python3: ../sysdeps/x86/cpu-features.c:42: note: Assertion checks enabled\n"
+            "Epoch 2: 100%|##########| 50/50 [00:10<00:00,  4.9it/s, loss=0.8]\n")
+
+
+# --- cuDNN statuses ------------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("status, want", [
+    ("CUDNN_STATUS_EXECUTION_FAILED", "cudnn.enabled = False"),
+    ("CUDNN_STATUS_EXECUTION_FAILED", "CUDA 10.0+"),
+    ("CUDNN_STATUS_INTERNAL_ERROR", "cudnn.benchmark = False"),
+])
+def test_cudnn_status_names_its_own_causes(status, want):
+    item = first("Traceback (most recent call last):\n  File \"seg.py\", line 30, in <module>\n"
+                 f"    y = conv(x)\nRuntimeError: cuDNN error: {status}\n")
+    assert want in fix_text(item)

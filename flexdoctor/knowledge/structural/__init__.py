@@ -35,6 +35,7 @@ _READERS = {"so-missing": libs.answer, "symbol": readers.symbol, "module": reade
             "winerror": errors.windows, "triton-res": errors.triton, "oom": errors.oom,
             "unsupported": errors.unsupported, "shm": errors.shm,
             "rdzv": errors.rendezvous, "slurm": errors.slurm,
+            "cuda-assert": errors.cuda_assert,
             "ext-op": abi.operator,
             "module-b": readers.module}
 
@@ -62,16 +63,19 @@ def _fatal(seen, c: Collector, log: LogFacts) -> bool:
 
 
 def _answers(c: Collector, log: LogFacts, taken: set) -> list[Answer]:
-    out: list[Answer] = []
-    seen_keys: set = set()
+    by_key: dict = {}
     for s in c.shapes:
         if s.line < log.region or s.line in taken or not _fatal(s, c, log):
             continue
         a = _READERS[s.uid](s, log)
-        if a is None or (a.kind, a.subject) in seen_keys:
+        if a is None:
             continue
-        seen_keys.add((a.kind, a.subject))
-        out.append(a)
+        # One error read twice ("CUDA error: device-side assert triggered" and the kernel's own
+        # "Assertion `t < n_classes` failed"): the more specific reading (lower rank) answers.
+        old = by_key.get((a.kind, a.subject))
+        if old is None or a.rank < old.rank:
+            by_key[(a.kind, a.subject)] = a
+    out = list(by_key.values())
     # One line, two readings: a missing DLL (WinError 126/127) is the library's answer; any other
     # Windows error on that line (1455 paging file, 1114 DLL init) is the cause, not the library.
     lib_lines = {a.line for a in out if a.kind == "shared-library"}

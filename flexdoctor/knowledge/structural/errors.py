@@ -14,6 +14,8 @@ from .context import LogFacts
 from .model import Answer
 from .readers import _answer
 
+_VERSIONS = ("python -c \"import torch; print(torch.__version__, torch.version.cuda, torch.backends.cudnn.version(), "
+             "torch.cuda.get_device_name(), torch.cuda.get_device_capability())\"")
 # category -> commands (data: the words are structural.cuda.<category>)
 _CUDA_COMMANDS = {
     "kernel": ["env:CUDA_LAUNCH_BLOCKING=1"],
@@ -28,6 +30,8 @@ _CUDA_COMMANDS = {
     "hardware": ["nvidia-smi -q -d ECC"],
     "busy": ["nvidia-smi -q -d COMPUTE"],
     "peer": ["env:NCCL_P2P_DISABLE=1"],
+    "cudnn_exec": [_VERSIONS],
+    "cudnn_internal": [_VERSIONS],
 }
 _RANK = {"driver": 12, "compat": 13, "fabric": 12, "mismatch": 12, "nodevice": 14, "image": 15, "stub": 13,
          "init": 14, "os": 14}
@@ -44,8 +48,8 @@ _LIB_STATUS = {"CUBLAS_STATUS_ALLOC_FAILED": "memory", "CUBLAS_STATUS_NOT_INITIA
                "CUBLAS_STATUS_EXECUTION_FAILED": "kernel", "CUBLAS_STATUS_INTERNAL_ERROR": "libinit",
                "CUBLAS_STATUS_ARCH_MISMATCH": "image", "CUBLAS_STATUS_NOT_SUPPORTED": "notsupported",
                "CUBLAS_STATUS_INVALID_VALUE": "generic", "CUDNN_STATUS_NOT_INITIALIZED": "libinit",
-               "CUDNN_STATUS_ALLOC_FAILED": "memory", "CUDNN_STATUS_EXECUTION_FAILED": "kernel",
-               "CUDNN_STATUS_INTERNAL_ERROR": "libinit", "CUDNN_STATUS_MAPPING_ERROR": "kernel",
+               "CUDNN_STATUS_ALLOC_FAILED": "memory", "CUDNN_STATUS_EXECUTION_FAILED": "cudnn_exec",
+               "CUDNN_STATUS_INTERNAL_ERROR": "cudnn_internal", "CUDNN_STATUS_MAPPING_ERROR": "kernel",
                "CUDNN_STATUS_NOT_SUPPORTED": "notsupported", "CUDNN_STATUS_ARCH_MISMATCH": "image",
                "CUDNN_STATUS_BAD_PARAM": "generic"}
 
@@ -89,6 +93,18 @@ def cuda(seen: Seen, facts: LogFacts) -> Optional[Answer]:
     return _answer("cuda-error", row["name"], "high",
                    t("structural.title.cuda", name=row["name"], code=row["code"], text=row["text"]),
                    t(f"structural.cuda.{cat}.cause"), fix, commands, seen, facts, _RANK.get(cat, 45))
+
+
+def cuda_assert(seen: Seen, facts: LogFacts) -> Optional[Answer]:
+    """An ATen kernel's device-side assert: its condition names what was out of range (cuda_errors.toml)."""
+    cond = seen.groups.get("cond") or ""
+    row = next((r for r in tables.cuda_asserts() if r["match"] in cond), None)
+    if row is None:
+        return None
+    cat = row["category"]
+    return _answer("cuda-error", "cudaErrorAssert", "high", t("structural.assert.title", cond=cond[:120]),
+                   t(f"structural.assert.{cat}.cause"), t(f"structural.assert.{cat}.fix"),
+                   [env("CUDA_LAUNCH_BLOCKING=1", facts)], seen, facts, 40)
 
 
 def driver_floors(facts: LogFacts) -> str:

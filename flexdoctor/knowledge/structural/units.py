@@ -148,6 +148,11 @@ UNITS = (
         r"slurmstepd: error: [^\n]{0,120}?(?P<oomkill>oom-kill event|out-of-memory handler)",
         r"slurmstepd: error: \*\*\* (?:JOB|STEP) [\d.]{1,20} ON \S{1,100} CANCELLED AT \S{1,40} DUE TO (?P<cancel>TIME LIMIT)",
     )),
+    # ATen's device-side asserts: "Indexing.cu:1231: indexSelectSmallIndex: block: [31,0,0], thread: [116,0,0]
+    # Assertion `srcIndex < srcSelectDimSize` failed." (the condition names what was out of range).
+    ("cuda-assert", "shape", (
+        r"\.cuh?:\d{1,6}: [^\n]{0,300}?Assertion `(?P<cond>[^`\n]{1,300})` failed",
+    )),
     # --- context --------------------------------------------------------------------------------------
     # torch's version as logs state it: collect_env and `transformers-cli env` ("PyTorch version: 2.5.1"),
     # ComfyUI ("pytorch version: 2.5.1+cu124"), pip freeze ("torch==2.5.1"), wheel and dist-info names
