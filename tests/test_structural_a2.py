@@ -160,3 +160,62 @@ def test_cudnn_status_names_its_own_causes(status, want):
     item = first("Traceback (most recent call last):\n  File \"seg.py\", line 30, in <module>\n"
                  f"    y = conv(x)\nRuntimeError: cuDNN error: {status}\n")
     assert want in fix_text(item)
+
+
+# --- shared libraries: two copies, old CUDA sonames, loaders other than torch ------------------------
+
+@pytest.mark.parametrize("line, want", [
+    ("OSError: /opt/env/lib/python3.11/site-packages/nvidia/cublas/lib/libcublas.so.12: undefined symbol: "
+     "cublasLtHSHMatmulAlgoInit, version libcublasLt.so.12", "nvidia-cublas-cu12"),
+    ("OSError: /usr/local/lib/libcusparse.so.11: symbol __nvJitLinkAddData_12_1 version libnvJitLink.so.12 "
+     "not defined in file libnvJitLink.so.12 with link time reference", "nvidia-nvjitlink-cu12"),
+    ("ImportError: /srv/venv/lib/python3.11/site-packages/torch/lib/libtorch_cuda.so: undefined symbol: "
+     "ncclCommWindowRegister", "nvidia-nccl-cu"),
+    ("ImportError: /srv/venv/lib/python3.11/site-packages/torch/lib/libtorch_cuda.so: undefined symbol: "
+     "cudnnGetLibConfig", "nvidia-cudnn-cu"),
+])
+def test_two_copies_of_a_cuda_library(line, want):
+    item = first("Traceback (most recent call last):\n  File \"app.py\", line 1, in <module>\n    import torch\n"
+                 + line + "\n")
+    assert item.kind == "shared-library"
+    text = fix_text(item)
+    assert want in text and "LD_LIBRARY_PATH" in text
+
+
+@pytest.mark.parametrize("line, want", [
+    ("ImportError: libcudart.so.9.0: cannot open shared object file: No such file or directory", "CUDA 9.0"),
+    ("ImportError: libcufft.so.10.0: cannot open shared object file: No such file or directory", "CUDA 10.0"),
+])
+def test_soname_of_a_cuda_older_than_any_wheel(line, want):
+    item = first("Traceback (most recent call last):\n  File \"/env/lib/python3.6/site-packages/mxnet/base.py\", "
+                 "line 9, in <module>\n" + line + "\n")
+    assert want in fix_text(item)
+
+
+def test_library_of_another_loader_names_the_loader_path():
+    item = first("F0312 12:00:01.000 dynamic_loader.cc:120] Check failed: nullptr != dso_handle Failed to find "
+                 "dynamic library: libcudnn.so (libcudnn.so: cannot open shared object file: No such file or directory)\n")
+    text = fix_text(item)
+    assert "LD_LIBRARY_PATH" in text and "ldconfig" in text
+
+
+@pytest.mark.parametrize("line, want", [
+    ("ERROR 05-02 10:00:00 pynccl.py:44] Failed to load NCCL library from /opt/nccl/lib/libnccl.so.2 .", "libnccl2"),
+    ("Unable to load any of {libcudnn_cnn.so.9.1.0, libcudnn_cnn.so.9.1, libcudnn_cnn.so.9, libcudnn_cnn.so}",
+     "nvidia-cudnn-cu12"),
+])
+def test_library_loaders_of_vllm_and_ctranslate2(line, want):
+    assert want in fix_text(first(line + "\n"))
+
+
+def test_cuda_pip_entry_names_the_package_of_each_library():
+    item = first("Traceback (most recent call last):\n  File \"/v/lib/python3.12/site-packages/torch/__init__.py\", "
+                 "line 290, in <module>\n    from torch._C import *\n"
+                 "ImportError: libcusparseLt.so.0: cannot open shared object file: No such file or directory\n")
+    assert "nvidia-cusparselt-cu12" in fix_text(item)
+
+
+def test_healthy_library_notices():
+    healthy("INFO 05-02 10:00:00 utils.py:598] Found nccl from library libnccl.so.2\n"
+            "INFO 05-02 10:00:01 pynccl.py:63] vLLM is using nccl==2.21.5\n"
+            "Loaded cuDNN version 90100\n")

@@ -35,7 +35,7 @@ _READERS = {"so-missing": libs.answer, "symbol": readers.symbol, "module": reade
             "winerror": errors.windows, "triton-res": errors.triton, "oom": errors.oom,
             "unsupported": errors.unsupported, "shm": errors.shm,
             "rdzv": errors.rendezvous, "slurm": errors.slurm,
-            "cuda-assert": errors.cuda_assert,
+            "cuda-assert": errors.cuda_assert, "so-mismatch": libs.mismatch,
             "ext-op": abi.operator,
             "module-b": readers.module}
 
@@ -43,7 +43,8 @@ _READERS = {"so-missing": libs.answer, "symbol": readers.symbol, "module": reade
 _WARNING = re.compile(r"[Ww]arning|WARNING|\bwarn\b|\bW\d{4} |Error caught was|not available|will not be enabled"
                       r"|[Ff]alling back|[Ff]allback")
 _ERROR = re.compile(r"[Ee]rror|ERROR|Exception|[Ff]atal|FAILED|[Ff]ailed|Could not|[Cc]annot|Aborted|what\(\)"
-                    r"|out of memory|out of resource|undefined symbol|No module named|incompatible|SIGKILL|exitcode|^Killed$")
+                    r"|out of memory|out of resource|undefined symbol|No module named|incompatible|SIGKILL|exitcode|^Killed$"
+                    r"|Unable to load any of")
 
 
 def _fatal(seen, c: Collector, log: LogFacts) -> bool:

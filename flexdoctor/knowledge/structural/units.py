@@ -38,6 +38,8 @@ UNITS = (
         r"lib(?P<stem>\w{1,80})\.so(?:\.\d{1,4}){0,4} (?:not found|No such file)",
         # vLLM's pynccl / cupy: "Failed to load NCCL library from libnccl.so.2"
         r"Failed to load (?:NCCL|CUDA|cuDNN|cuBLAS) library from (?P<lib>" + _NAME + r")",
+        # the same with a path ("... from /usr/lib/x86_64-linux-gnu/libnccl.so.2 .", VLLM_NCCL_SO_PATH)
+        r"Failed to load (?:NCCL|CUDA|cuDNN|cuBLAS) library from (?P<path>/[\w/.+-]{1,500})",
     )),
     ("symbol", "shape", (
         r"undefined symbol: (?P<sym>[\w.$@]{1,4000})",
@@ -152,6 +154,16 @@ UNITS = (
     # Assertion `srcIndex < srcSelectDimSize` failed." (the condition names what was out of range).
     ("cuda-assert", "shape", (
         r"\.cuh?:\d{1,6}: [^\n]{0,300}?Assertion `(?P<cond>[^`\n]{1,300})` failed",
+    )),
+    # Two copies of one CUDA library: the copy the loader found is not the one the caller was built
+    # against. glibc's versioned-symbol errors ("undefined symbol: cublasLtGetStatusString, version
+    # libcublasLt.so.11"; "symbol free_gemm_select version libcublasLt.so.11 not defined in file
+    # libcublasLt.so.11 with link time reference") and a CUDA library's own symbol missing from an older
+    # copy ("libtorch_cuda.so: undefined symbol: ncclCommRegister": NCCL older than 2.19).
+    ("so-mismatch", "shape", (
+        r"undefined symbol: (?P<sym>\w{1,200}), version (?P<lib>lib[\w+.-]{1,100})",
+        r"symbol (?P<sym>\w{1,200}) version (?P<lib>lib[\w+.-]{1,100}) not defined in file (?P<file>lib[\w+.-]{1,100})",
+        r"undefined symbol: (?P<sym>(?:nccl|cublas|cudnn|cusparse|cufft|curand|cusolver|nvJitLink|__nvJitLink)[A-Z_]\w{0,200})",
     )),
     # --- context --------------------------------------------------------------------------------------
     # torch's version as logs state it: collect_env and `transformers-cli env` ("PyTorch version: 2.5.1"),
