@@ -219,3 +219,37 @@ def test_healthy_library_notices():
     healthy("INFO 05-02 10:00:00 utils.py:598] Found nccl from library libnccl.so.2\n"
             "INFO 05-02 10:00:01 pynccl.py:63] vLLM is using nccl==2.21.5\n"
             "Loaded cuDNN version 90100\n")
+
+
+# --- ROCm: code objects that do not load, no access to /dev/kfd, GPUs without kfd ---------------------
+
+@pytest.mark.parametrize("line", [
+    "RuntimeError: HIP error: shared object initialization failed",
+    "RuntimeError: HIP Function Failed (/src/xformers/third_party/composable_kernel/include/ck/host_utility/"
+    "kernel_launch.hpp,77) shared object initialization failed",
+    "RuntimeError: HIP error: invalid device function",
+])
+def test_rocm_code_objects_name_arch_override_and_same_rocm(line):
+    text = fix_text(first(line + "\nCompile with `TORCH_USE_HIP_DSA` to enable device-side assertions.\n"))
+    for want in ("HSA_OVERRIDE_GFX_VERSION", "PYTORCH_ROCM_ARCH", "same ROCm version"):
+        assert want in text
+
+
+@pytest.mark.parametrize("text, symbol", [
+    ("Call returned HSA_STATUS_ERROR_OUT_OF_RESOURCES: The runtime failed to allocate the necessary resources.\n",
+     "rocm-no-access-to-kfd"),
+    ("RuntimeError: No HIP GPUs are available\nhipErrorNoDevice: no ROCm-capable device is detected\n",
+     "rocm-no-access-to-kfd"),
+    ("Call returned HSA_STATUS_ERROR_OUT_OF_RESOURCES: The runtime failed\n"
+     "[    3.1] kfd kfd: amdgpu: OLAND  not supported in kfd\n", "rocm-gpu-not-supported-in-kfd"),
+])
+def test_rocm_device_access(text, symbol):
+    item = first(text)
+    assert item.entry.symbol == symbol
+    assert ("usermod" in fix_text(item)) == (symbol == "rocm-no-access-to-kfd")
+
+
+def test_healthy_rocm_startup():
+    healthy("[    2.0] kfd kfd: amdgpu: added device 1002:744c\n"
+            "ROCk module is loaded\n"
+            "torch 2.5.1+rocm6.2 HIP 6.2.41133 gfx1100\n")
