@@ -253,3 +253,25 @@ def test_healthy_rocm_startup():
     healthy("[    2.0] kfd kfd: amdgpu: added device 1002:744c\n"
             "ROCk module is loaded\n"
             "torch 2.5.1+rocm6.2 HIP 6.2.41133 gfx1100\n")
+
+
+# --- a package's compiled core missing: shadowed by a folder, or a broken install ---------------------
+
+@pytest.mark.parametrize("frame, want, unwanted", [
+    ('  File "/home/u/src/pytorch/torch/__init__.py", line 237, in <module>\n', "different directory", "Reinstall"),
+    ('  File "C:\\\\Users\\\\u\\\\vision\\\\torchvision\\\\__init__.py", line 6, in <module>\n', "different directory",
+     "Reinstall"),
+    ('  File "/opt/venv/lib/python3.11/site-packages/torch/__init__.py", line 237, in <module>\n', "Reinstall",
+     "different directory"),
+])
+def test_compiled_core_missing_reads_where_it_was_imported_from(frame, want, unwanted):
+    mod = "torchvision._C" if "vision" in frame else "torch._C"
+    item = first("Traceback (most recent call last):\n  File \"<stdin>\", line 1, in <module>\n" + frame +
+                 "    from torch._C import *\n" + f"ModuleNotFoundError: No module named '{mod}'\n")
+    text = fix_text(item)
+    assert want in text and unwanted not in text
+
+
+def test_compiled_core_missing_without_frames_names_both():
+    text = fix_text(first("ModuleNotFoundError: No module named 'mmcv._ext'\n"))
+    assert "different directory" in text and "reinstall" in text

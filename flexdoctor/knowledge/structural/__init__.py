@@ -36,6 +36,7 @@ _READERS = {"so-missing": libs.answer, "symbol": readers.symbol, "module": reade
             "unsupported": errors.unsupported, "shm": errors.shm,
             "rdzv": errors.rendezvous, "slurm": errors.slurm,
             "cuda-assert": errors.cuda_assert, "so-mismatch": libs.mismatch,
+            "compiled-missing": libs.compiled_missing,
             "ext-op": abi.operator,
             "module-b": readers.module}
 

@@ -26,6 +26,7 @@ class LogFacts:
     region: int = 0  # the failure region starts after this line (the last sign of progress)
     root: Optional[tuple] = None  # (line, exception type, message, text) of the root error
     package: Optional[str] = None  # the package the root error came from (its last traceback frame)
+    paths: tuple = ()  # the traceback frames' file paths from the failure region to the root error
 
     @property
     def torch_release(self) -> Optional[str]:
@@ -97,4 +98,5 @@ def facts(c: Collector, region: Optional[int] = None) -> LogFacts:
     py = c.versions.get("python")
     return LogFacts(torch=torch, cuda_major=major, cuda=cuda, python=py, platform=_platform(c),
                     rocm=bool(c.platforms["rocm"]) or "rocm" in (torch or ""), conda=c.conda, region=region,
-                    root=root, package=_package(c, root, region))
+                    root=root, package=_package(c, root, region),
+                    paths=tuple(p for line, p in c.frames if root is not None and region <= line <= root[0]))

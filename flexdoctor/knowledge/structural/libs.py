@@ -234,3 +234,23 @@ def mismatch(seen: Seen, facts: LogFacts) -> Optional[Answer]:
                   t("structural.lib_a2.mismatch_cause", lib=name, what=row["what"], sym=(g.get("sym") or "")[:120]),
                   Fix(t("structural.lib_a2.mismatch_fix", lib=name, what=row["what"], pkgs=pkgs), tuple(commands)),
                   seen.line, seen.text, rank=20, package=package_of(seen.text) or facts.package)
+
+
+def compiled_missing(seen: Seen, facts: LogFacts) -> Optional[Answer]:
+    """``No module named 'torch._C'``: the package's compiled core is not next to its ``__init__.py``.
+    Imported from a folder outside site-packages, a source checkout or an unzipped wheel shadows the
+    installed package (run from another directory, or build it); from site-packages, the install is broken."""
+    mod = seen.groups.get("mod") or ""
+    top = mod.split(".")[0]
+    if not _SAFE.fullmatch(mod):
+        return None
+    inits = [p for p in facts.paths if re.search(r"[\\/]" + re.escape(top) + r"[\\/]", p)]
+    where = ("broken" if re.search(r"(?:site|dist)-packages", inits[-1]) else "shadow") if inits else "either"
+    commands = [f"python -c \"import {top}; print({top}.__file__)\""]
+    if where != "shadow":  # the reinstall command depends on the platform and CUDA: pytorch.org's, not a guess
+        commands.append(f"python -m pip show {top}")
+    return Answer("missing-module", mod, "high" if inits else "medium",
+                  t("structural.lib_a2.compiled_title", mod=mod, pkg=top),
+                  t(f"structural.lib_a2.compiled_{where}_cause", mod=mod, pkg=top),
+                  Fix(t(f"structural.lib_a2.compiled_{where}_fix", mod=mod, pkg=top), tuple(commands)),
+                  seen.line, seen.text, rank=19, package=top)

@@ -165,6 +165,11 @@ UNITS = (
         r"symbol (?P<sym>\w{1,200}) version (?P<lib>lib[\w+.-]{1,100}) not defined in file (?P<file>lib[\w+.-]{1,100})",
         r"undefined symbol: (?P<sym>(?:nccl|cublas|cudnn|cusparse|cufft|curand|cusolver|nvJitLink|__nvJitLink)[A-Z_]\w{0,200})",
     )),
+    # A package's compiled core is missing: "No module named 'torch._C'" (also torchvision._C, mmcv._ext,
+    # pytorch3d._C): a source checkout or an unzipped wheel shadows the installed package, or the install is broken.
+    ("compiled-missing", "shape", (
+        r"No module named '(?P<mod>[\w.]{1,200}\.(?:_C|_ext))'",
+    )),
     # --- context --------------------------------------------------------------------------------------
     # torch's version as logs state it: collect_env and `transformers-cli env` ("PyTorch version: 2.5.1"),
     # ComfyUI ("pytorch version: 2.5.1+cu124"), pip freeze ("torch==2.5.1"), wheel and dist-info names
