@@ -275,3 +275,25 @@ def test_compiled_core_missing_reads_where_it_was_imported_from(frame, want, unw
 def test_compiled_core_missing_without_frames_names_both():
     text = fix_text(first("ModuleNotFoundError: No module named 'mmcv._ext'\n"))
     assert "different directory" in text and "reinstall" in text
+
+
+# --- CUDA extensions built on macOS ------------------------------------------------------------------
+
+@pytest.mark.parametrize("line", [
+    "      /private/var/folders/x1/abc/T/pip-install-q/flash-attn_12/setup.py:80: UserWarning: flash_attn was "
+    "requested, but nvcc was not found.  Are you sure your environment has nvcc available?",
+    '      File "/Users/kim/venv/lib/python3.11/site-packages/torch/utils/cpp_extension.py", line 2416, in _join_cuda_home\n'
+    "      OSError: CUDA_HOME environment variable is not set. Please set it to your CUDA install root.",
+])
+def test_cuda_extension_build_on_a_mac_says_skip_it(line):
+    item = first("Collecting flash-attn\n  Preparing metadata (setup.py) ... error\n  error: subprocess-exited-with-error\n"
+                 + line + "\n")
+    text = fix_text(item)
+    assert "not supported on macOS" in text and "sdpa" in text
+
+
+def test_nvcc_warning_on_linux_is_not_the_mac_answer():
+    result = scan("/home/u/build/flash-attn/setup.py:80: UserWarning: flash_attn was requested, but nvcc was not "
+                  "found.  Are you sure your environment has nvcc available?\n"
+                  "Successfully installed flash-attn-2.7.4\n")
+    assert not result.found

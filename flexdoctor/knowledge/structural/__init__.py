@@ -36,7 +36,7 @@ _READERS = {"so-missing": libs.answer, "symbol": readers.symbol, "module": reade
             "unsupported": errors.unsupported, "shm": errors.shm,
             "rdzv": errors.rendezvous, "slurm": errors.slurm,
             "cuda-assert": errors.cuda_assert, "so-mismatch": libs.mismatch,
-            "compiled-missing": libs.compiled_missing,
+            "compiled-missing": libs.compiled_missing, "cuda-build": errors.cuda_build,
             "ext-op": abi.operator,
             "module-b": readers.module}
 
@@ -59,6 +59,8 @@ def _fatal(seen, c: Collector, log: LogFacts) -> bool:
             return True
     if seen.uid == "cuda" and "CUDA initialization: " in seen.text:
         return True  # torch's warning that CUDA is unusable: the reader answers only for a known CUDA error
+    if seen.uid == "cuda-build" and log.platform == "macos":
+        return True  # a CUDA extension's build on a Mac: its warning is the cause (no CUDA exists there)
     if seen.uid == "slurm":
         return True  # "sbatch: error:", "slurmstepd: error:": Slurm's own level says it; the reader drops consequences
     return not _WARNING.search(seen.text) and bool(_ERROR.search(seen.text))

@@ -125,7 +125,8 @@ def platform_hint(text: str) -> Optional[str]:
     """windows / macos / linux from a path in ``text``, or None."""
     if re.search(r"\b[A-Za-z]:\\|\\(?:site|dist)-packages\\|\.dll\b|win_amd64|WinError", text):
         return "windows"
-    if re.search(r"/Users/\w|/opt/homebrew/|/Library/Frameworks/|\.dylib\b|macosx_1\d|[Dd]arwin", text):
+    if re.search(r"/Users/\w|/opt/homebrew/|/Library/Frameworks/|/private/var/folders/|\.dylib\b|macosx_1\d|[Dd]arwin",
+                 text):
         return "macos"
     if re.search(r"/home/\w|/usr/|/opt/|/root/|/(?:site|dist)-packages/|/workspace/|linux", text):
         return "linux"

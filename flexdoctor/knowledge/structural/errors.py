@@ -107,6 +107,18 @@ def cuda_assert(seen: Seen, facts: LogFacts) -> Optional[Answer]:
                    [env("CUDA_LAUNCH_BLOCKING=1", facts)], seen, facts, 40)
 
 
+def cuda_build(seen: Seen, facts: LogFacts) -> Optional[Answer]:
+    """A CUDA extension built on macOS: no CUDA exists there, so the package cannot be installed."""
+    if facts.platform != "macos":
+        return None  # elsewhere the CUDA toolkit may be missing: the toolchain entries answer
+    dist = (seen.groups.get("dist") or facts.package or "").replace("_", "-")
+    dist = dist if re.fullmatch(r"[A-Za-z][\w-]{0,60}", dist) else t("structural.word.the_package")
+    return _answer("pip-no-distribution", dist, "high", t("structural.mac_a2.title", dist=dist),
+                   t("structural.mac_a2.cause", dist=dist), t("structural.mac_a2.fix", dist=dist),
+                   ["python -c \"import torch; print(torch.__version__, torch.backends.mps.is_available())\""],
+                   seen, facts, 26)
+
+
 def driver_floors(facts: LogFacts) -> str:
     """'CUDA 12.x: driver 525.60.13 or newer; ...' from the wheel table's floors (NVIDIA's CUDA
     minor-version compatibility table), for the log's CUDA major when it says one, else for each."""

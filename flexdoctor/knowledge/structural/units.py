@@ -170,6 +170,13 @@ UNITS = (
     ("compiled-missing", "shape", (
         r"No module named '(?P<mod>[\w.]{1,200}\.(?:_C|_ext))'",
     )),
+    # A CUDA extension built where there is no CUDA: flash-attn's setup.py ("flash_attn was requested, but
+    # nvcc was not found"), torch.utils.cpp_extension ("CUDA_HOME environment variable is not set"). On
+    # macOS no CUDA exists at all: the package cannot be installed there (errors.cuda_build).
+    ("cuda-build", "shape", (
+        r"(?P<dist>[A-Za-z][\w-]{0,60}) was requested, but nvcc was not found",
+        r"CUDA_HOME environment variable is not set",
+    )),
     # --- context --------------------------------------------------------------------------------------
     # torch's version as logs state it: collect_env and `transformers-cli env` ("PyTorch version: 2.5.1"),
     # ComfyUI ("pytorch version: 2.5.1+cu124"), pip freeze ("torch==2.5.1"), wheel and dist-info names
@@ -192,7 +199,8 @@ UNITS = (
     )),
     ("ctx-wsl", "context", (r"microsoft-standard-WSL", r"/usr/lib/wsl/", r"\bWSL2?\b")),
     ("ctx-rocm", "context", (r"\+rocm\d", r"ROCm", r"HIP error", r"amdgpu")),
-    ("ctx-platform", "context", (r"win_amd64|python_embeded|\bWinError\b", r"macosx_1\d|[Dd]arwin|/opt/homebrew/")),
+    ("ctx-platform", "context", (r"win_amd64|python_embeded|\bWinError\b",
+                                 r"macosx_1\d|[Dd]arwin|/opt/homebrew/|/private/var/folders/")),
     ("ctx-frame", "context", (r"File \"(?P<path>[^\"\n]{1,500})\", line \d{1,7}",)),
     ("ctx-traceback", "context", (r"Traceback \(most recent call last\)",)),
     # A launcher reporting that a worker failed (srun, torchrun/elastic, deepspeed, accelerate): the
