@@ -297,3 +297,15 @@ def test_nvcc_warning_on_linux_is_not_the_mac_answer():
                   "found.  Are you sure your environment has nvcc available?\n"
                   "Successfully installed flash-attn-2.7.4\n")
     assert not result.found
+
+
+# --- NCCL watchdog timeouts: diverged ranks versus one rank working alone --------------------------
+
+def test_watchdog_timeout_names_both_kinds_of_wait():
+    item = first("[rank3]:[E ProcessGroupNCCL.cpp:616] [Rank 3] Watchdog caught collective operation timeout: "
+                 "WorkNCCL(SeqNum=88, OpType=ALLGATHER, NumelIn=4096, NumelOut=16384, Timeout(ms)=600000) ran for "
+                 "600042 milliseconds before timing out.\n")
+    text = fix_text(item)
+    for want in ("drop_last=True", "same number of batches", "init_process_group(timeout=", "--ddp_timeout",
+                 "TORCH_NCCL_TRACE_BUFFER_SIZE"):
+        assert want in text
