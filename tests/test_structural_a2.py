@@ -309,3 +309,33 @@ def test_watchdog_timeout_names_both_kinds_of_wait():
     for want in ("drop_last=True", "same number of batches", "init_process_group(timeout=", "--ddp_timeout",
                  "TORCH_NCCL_TRACE_BUFFER_SIZE"):
         assert want in text
+
+
+# --- engine: a progress bar redrawn at exit; a silent kill after survived errors ---------------------
+
+OOM_TB = ("Traceback (most recent call last):\n  File \"train.py\", line 120, in <module>\n    loss.backward()\n"
+          "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 1.20 GiB. GPU 0 has a total capacity of "
+          "23.64 GiB of which 410.00 MiB is free.\n")
+
+
+def test_progress_bar_redrawn_after_the_crash_is_not_progress():
+    item = first("Epoch 0:   0%|          | 2/4000 [00:09<5:02:11,  4.54s/it]\n" + OOM_TB +
+                 "Epoch 0:   0%|          | 2/4000 [00:10<5:34:20,  5.02s/it]\n")
+    assert item.kind == "out-of-memory"
+
+
+def test_progress_that_continues_after_a_caught_error_is_still_progress():
+    result = scan("Epoch 0:   1%|          | 40/4000 [00:09<5:02:11,  4.54s/it]\n"
+                  "Traceback (most recent call last):\n  File \"loader.py\", line 8, in fetch\n"
+                  "ValueError: corrupt sample 17, skipped\n"
+                  "Epoch 0:   1%|          | 41/4000 [00:10<5:01:00,  4.50s/it]\n"
+                  "Epoch 0:   2%|▏         | 80/4000 [00:19<4:59:00,  4.40s/it]\n"
+                  "Epoch 0:   3%|▎         | 120/4000 [00:29<4:58:00,  4.40s/it]\n"
+                  "Epoch 0:   4%|▍         | 160/4000 [00:38<4:57:00,  4.40s/it]\n")
+    assert not result.found and not any(a.kind == "unknown" for a in result.answers)
+
+
+def test_killed_after_a_survived_library_warning_is_the_cause():
+    item = first("/env/lib/python3.10/site-packages/somepkg/libsome_cpu.so: undefined symbol: some_fn_fp32\n"
+                 "INFO: loading model\nLoading checkpoint shards:   0%|          | 0/4 [00:00<?, ?it/s]\nKilled\n")
+    assert item.kind == "out-of-memory" and "dmesg" in fix_text(item)

@@ -118,7 +118,20 @@ def interpret(c: Collector, taken: Iterable[int], known: bool) -> tuple[tuple[An
         log = whole if out else log
     if not out and not known and log.root is not None:
         out = [unknown(log)]
-    return tuple(out), log
+    return tuple(_killed_last_first(out, log)), log
+
+
+def _killed_last_first(out: list, log: LogFacts) -> list:
+    """A process the shell reports as ``Killed`` (SIGKILL: the kernel's OOM killer) after every other
+    error the log shows, with no exception after those: it outlived them, so they were not fatal and
+    the kill is the cause."""
+    kills = [a for a in out if a.kind == "out-of-memory" and a.text.strip() == "Killed"]
+    if not kills or kills[-1].line < max(a.line for a in out):
+        return out
+    if log.root is not None and log.root[0] > min(a.line for a in out if a not in kills):
+        return out  # an exception after the earlier errors: a traceback ran, not a silent survival
+    first = replace(kills[-1], rank=min(a.rank for a in out) - 1)  # explain orders answers by rank
+    return [first] + [a for a in out if a is not kills[-1]]
 
 
 __all__ = ["Answer", "CONFIDENCE", "Collector", "KINDS", "LogFacts", "has_progress", "interpret",

@@ -41,6 +41,7 @@ class Collector:
     conda: bool = False
     last_progress: int = 0
     launcher_failed: int = 0  # the last line where a launcher reported a failed worker
+    total: int = 0  # lines in the log (set by the scan when it ends)
 
     def observe(self, entry, line: int, text: str) -> None:
         """A context or shape unit matched line ``line``."""

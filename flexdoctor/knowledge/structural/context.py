@@ -89,11 +89,25 @@ def _package(c: Collector, root: Optional[tuple], region: int) -> Optional[str]:
     return package_of(root[3])
 
 
+def _exit_redraw(c: Collector) -> int:
+    """Where the failure region starts: after the last progress, unless that progress is a progress
+    bar redrawn as the program died (tqdm closes its bar on exit): the log's last lines, right after
+    the final exception. Then the region starts at that exception's traceback."""
+    last = c.last_progress
+    if not last or not c.total or last < c.total - 2:
+        return last
+    before = [e[0] for e in c.exceptions if last - 3 <= e[0] < last]
+    if not before or any(e[0] > last for e in c.exceptions):
+        return last
+    starts = [tb for tb in c.tracebacks if tb <= before[-1]]
+    return max((starts[-1] if starts else before[-1]) - 1, 0)
+
+
 def facts(c: Collector, region: Optional[int] = None) -> LogFacts:
     """What the log says; ``region``: where the failure region starts (default: the last progress)."""
     torch = c.versions.get("torch")
     major, cuda = _cuda(c, torch)
-    region = c.last_progress if region is None else region
+    region = _exit_redraw(c) if region is None else region
     root = _root(c, region)
     py = c.versions.get("python")
     return LogFacts(torch=torch, cuda_major=major, cuda=cuda, python=py, platform=_platform(c),
