@@ -339,3 +339,17 @@ def test_killed_after_a_survived_library_warning_is_the_cause():
     item = first("/env/lib/python3.10/site-packages/somepkg/libsome_cpu.so: undefined symbol: some_fn_fp32\n"
                  "INFO: loading model\nLoading checkpoint shards:   0%|          | 0/4 [00:00<?, ?it/s]\nKilled\n")
     assert item.kind == "out-of-memory" and "dmesg" in fix_text(item)
+
+
+def test_progress_redrawn_after_a_pasted_excerpt_without_its_traceback_line():
+    item = first('  File "/env/lib/python3.8/site-packages/torch/autograd/__init__.py", line 132, in backward\n'
+                 "    allow_unreachable=True)\n"
+                 "RuntimeError: CUDA out of memory. Tried to allocate 512.00 MiB (GPU 0; 7.79 GiB total capacity)\n"
+                 "  0%|          | 3/2000 [00:09<1:41:11,  3.04s/it]\n")
+    assert item.kind == "out-of-memory"
+
+
+def test_a_bare_error_line_then_progress_is_survived():
+    result = scan("RuntimeError: CUDA out of memory. Tried to allocate 512.00 MiB (GPU 0; 7.79 GiB total capacity)\n"
+                  "Epoch 3:  50%|#####     | 500/1000 [01:10<01:10,  7.1it/s]\n")
+    assert not [a for a in result.answers if a.kind != "unknown"]

@@ -94,13 +94,21 @@ def _exit_redraw(c: Collector) -> int:
     bar redrawn as the program died (tqdm closes its bar on exit): the log's last lines, right after
     the final exception. Then the region starts at that exception's traceback."""
     last = c.last_progress
-    if not last or not c.total or last < c.total - 2:
+    if not last or not c.total or last < c.total - 1:
         return last
-    before = [e[0] for e in c.exceptions if last - 3 <= e[0] < last]
+    before = [e[0] for e in c.exceptions if last - 2 <= e[0] < last]
     if not before or any(e[0] > last for e in c.exceptions):
         return last
-    starts = [tb for tb in c.tracebacks if tb <= before[-1]]
-    return max((starts[-1] if starts else before[-1]) - 1, 0)
+    exc = before[-1]
+    starts = [tb for tb in c.tracebacks if tb <= exc]
+    frames = [line for line, _path in c.frames if exc - 4 <= line < exc]
+    if not starts and not frames:
+        return last  # a crash prints its traceback (or its frames): without one, the bar may be real progress
+    start = starts[-1] if starts else frames[0]
+    for line, _path in reversed(c.frames):  # a pasted excerpt without its "Traceback" line: its first frame
+        if not starts and line < start and start - line <= 3:
+            start = line
+    return max(start - 1, 0)
 
 
 def facts(c: Collector, region: Optional[int] = None) -> LogFacts:
