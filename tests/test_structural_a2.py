@@ -353,3 +353,23 @@ def test_a_bare_error_line_then_progress_is_survived():
     result = scan("RuntimeError: CUDA out of memory. Tried to allocate 512.00 MiB (GPU 0; 7.79 GiB total capacity)\n"
                   "Epoch 3:  50%|#####     | 500/1000 [01:10<01:10,  7.1it/s]\n")
     assert not [a for a in result.answers if a.kind != "unknown"]
+
+
+# --- CUDA errors raised by a kernel library's own check, with its source file -----------------------
+
+@pytest.mark.parametrize("line, pkg", [
+    ("CUDA error (/build/flash-attention/hopper/flash_fwd_launch_template.h:180): an illegal memory access was "
+     "encountered", "flash-attn"),
+    ("CUDA error (/tmp/pip-build/xformers/csrc/attention/cuda/fmha/kernel_forward.h:1011): unspecified launch failure",
+     "xformers"),
+])
+def test_cuda_error_in_a_kernel_library_names_the_library(line, pkg):
+    item = first("(Worker pid=4411) " + line + "\n")
+    assert item.kind == "cuda-error"
+    text = fix_text(item)
+    assert pkg in text and "SDPA" in text
+
+
+def test_cuda_error_in_own_code_does_not_blame_a_library():
+    item = first("CUDA error (/home/me/proj/kernels/my_op.cu:42): an illegal memory access was encountered\n")
+    assert "flash-attn" not in fix_text(item) and "CUDA_LAUNCH_BLOCKING" in fix_text(item)

@@ -78,6 +78,23 @@ def _cuda_row(g: dict) -> Optional[dict]:
     return None
 
 
+# Source folders of attention and kernel libraries, as their own CUDA checks print them (flash-attn's
+# CHECK_CUDA prints __FILE__: csrc/flash_attn/..., hopper/...), -> the distribution.
+_KERNEL_SOURCES = (("flash-attention", "flash-attn"), ("flash_attn", "flash-attn"), ("xformers", "xformers"),
+                   ("sageattention", "sageattention"), ("SageAttention", "sageattention"),
+                   ("flashinfer", "flashinfer-python"), ("bitsandbytes", "bitsandbytes"), ("apex", "apex"),
+                   ("deepspeed", "deepspeed"), ("vllm", "vllm"), ("causal-conv1d", "causal-conv1d"),
+                   ("mamba", "mamba-ssm"))
+
+
+def _kernel_package(seen: Seen) -> Optional[str]:
+    src = seen.groups.get("src") or ""
+    for marker, dist in _KERNEL_SOURCES:
+        if re.search(r"(?:^|[\\/])" + re.escape(marker) + r"(?:[\\/_-]|$)", src):
+            return dist
+    return None
+
+
 def cuda(seen: Seen, facts: LogFacts) -> Optional[Answer]:
     row = _cuda_row(seen.groups)
     status = re.search(r"(?:CUBLAS|CUDNN)_STATUS_[A-Z_]{2,40}", seen.text)
@@ -90,6 +107,9 @@ def cuda(seen: Seen, facts: LogFacts) -> Optional[Answer]:
     if facts.platform == "windows":
         commands = [c for c in commands if not c.startswith(("systemctl", "cat ", "ls ", "sudo "))]
     fix = driver_fix(facts) if cat == "driver" else t(f"structural.cuda.{cat}.fix")
+    kernel_pkg = _kernel_package(seen) if cat in ("kernel", "assert", "image") else None
+    if kernel_pkg:  # the failing kernel is a library's: its version or its configuration is the suspect
+        fix = t("structural.cuda_a2.in_package", pkg=kernel_pkg) + " " + fix
     return _answer("cuda-error", row["name"], "high",
                    t("structural.title.cuda", name=row["name"], code=row["code"], text=row["text"]),
                    t(f"structural.cuda.{cat}.cause"), fix, commands, seen, facts, _RANK.get(cat, 45))

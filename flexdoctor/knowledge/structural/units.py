@@ -78,6 +78,9 @@ UNITS = (
     )),
     ("cuda", "shape", (
         r"CUDA error: (?P<text>[^\n]{1,200})",
+        # a kernel library's own check with its source file: "CUDA error (/src/flash-attention/hopper/
+        # flash_fwd_launch_template.h:198): an illegal memory access was encountered" (flash-attn's CHECK_CUDA)
+        r"CUDA error \((?P<src>[^)\n]{1,300})\): (?P<text2>[^\n]{1,200})",
         r"(?P<name>cudaError[A-Z]\w{1,60})",
         r"(?P<dname>CUDA_ERROR_[A-Z_]{2,60})",
         r"CUDA (?:driver )?error (?P<code>\d{1,4})\b",
