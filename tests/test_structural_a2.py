@@ -373,3 +373,28 @@ def test_cuda_error_in_a_kernel_library_names_the_library(line, pkg):
 def test_cuda_error_in_own_code_does_not_blame_a_library():
     item = first("CUDA error (/home/me/proj/kernels/my_op.cu:42): an illegal memory access was encountered\n")
     assert "flash-attn" not in fix_text(item) and "CUDA_LAUNCH_BLOCKING" in fix_text(item)
+
+
+# --- ROCm attention kernels without this gfx target --------------------------------------------------
+
+@pytest.mark.parametrize("text", [
+    'Traceback (most recent call last):\n  File "/opt/venv/lib/python3.12/site-packages/aiter/jit/core.py", '
+    "line 40, in <module>\nKeyError: 'gfx1201'\n",
+    "/src/flash-attention/csrc/composable_kernel/include/ck/utility/amd_buffer_addressing.hpp:32:48: error: "
+    "use of undeclared identifier '__builtin_amdgcn_raw_buffer_load'\n2 errors generated when compiling for gfx1030.\n",
+    "AssertionError: One of GPU archs of ['gfx906'] is invalid or not supported by Flash-Attention\n",
+])
+def test_rocm_kernel_library_without_the_gfx_target(text):
+    item = first(text)
+    assert item.kind == "unsupported-op" and item.subject == "rocm"
+    fix = fix_text(item)
+    assert "FLASH_ATTENTION_TRITON_AMD_ENABLE=TRUE" in fix and "VLLM_ROCM_USE_AITER=0" in fix and "SDPA" in fix
+
+
+def test_rocm_sdpa_warning_names_aotriton_not_windows():
+    item = first("m.py:9: UserWarning: Torch was not compiled with flash attention. (Triggered internally at "
+                 "../aten/src/ATen/native/transformers/hip/sdp_utils.cpp:505.)\n")
+    assert item.entry.symbol == "rocm-torch-without-flash-sdpa"
+    cuda = first("m.py:9: UserWarning: 1Torch was not compiled with flash attention. (Triggered internally at "
+                 "C:\\actions-runner\\_work\\pytorch\\aten\\src\\ATen\\native\\transformers\\cuda\\sdp_utils.cpp:555.)\n")
+    assert cuda.entry.symbol == "windows-torch-without-flash-sdpa"

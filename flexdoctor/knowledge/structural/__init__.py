@@ -37,6 +37,7 @@ _READERS = {"so-missing": libs.answer, "symbol": readers.symbol, "module": reade
             "rdzv": errors.rendezvous, "slurm": errors.slurm,
             "cuda-assert": errors.cuda_assert, "so-mismatch": libs.mismatch,
             "compiled-missing": libs.compiled_missing, "cuda-build": errors.cuda_build,
+            "rocm-arch": errors.rocm_arch,
             "ext-op": abi.operator,
             "module-b": readers.module}
 

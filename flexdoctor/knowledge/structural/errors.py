@@ -9,7 +9,7 @@ from typing import Optional
 from ...text import t
 from ... import wheels
 from . import tables
-from .collect import Seen
+from .collect import Seen, package_of
 from .context import LogFacts
 from .model import Answer
 from .readers import _answer
@@ -137,6 +137,20 @@ def cuda_build(seen: Seen, facts: LogFacts) -> Optional[Answer]:
                    t("structural.mac_a2.cause", dist=dist), t("structural.mac_a2.fix", dist=dist),
                    ["python -c \"import torch; print(torch.__version__, torch.backends.mps.is_available())\""],
                    seen, facts, 26)
+
+
+def rocm_arch(seen: Seen, facts: LogFacts) -> Optional[Answer]:
+    """A ROCm kernel library (Composable Kernel in flash-attn, aiter, ...) without this gfx target."""
+    gfx = seen.groups.get("gfx") or ""
+    pkg = facts.package or package_of(seen.text) or ""
+    if "flash-attention" in seen.text or "Flash-Attention" in seen.text or "composable_kernel" in seen.text:
+        pkg = pkg or "flash_attn"
+    pkg = pkg if re.fullmatch(r"[A-Za-z][\w.-]{0,60}", pkg) else t("structural.word.the_package")
+    return _answer("unsupported-op", "rocm", "high", t("structural.rocm_a2.title", gfx=gfx, pkg=pkg),
+                   t("structural.rocm_a2.cause", gfx=gfx, pkg=pkg), t("structural.rocm_a2.fix", gfx=gfx, pkg=pkg),
+                   ["rocminfo | grep -m1 -o 'gfx[0-9a-f]*'",
+                    "python -c \"import torch; print(torch.__version__, torch.version.hip, torch.cuda.get_arch_list())\""],
+                   seen, facts, 30)
 
 
 def driver_floors(facts: LogFacts) -> str:

@@ -180,6 +180,14 @@ UNITS = (
         r"(?P<dist>[A-Za-z][\w-]{0,60}) was requested, but nvcc was not found",
         r"CUDA_HOME environment variable is not set",
     )),
+    # A ROCm kernel library that does not know this GPU's gfx target: aiter's chip table ("KeyError:
+    # 'gfx1151'"), Composable Kernel's static asserts ("1 error generated when compiling for gfx1100."),
+    # flash-attn's ROCm setup.py allow-list ("One of GPU archs of ['gfx908'] is invalid or not supported").
+    ("rocm-arch", "shape", (
+        r"KeyError: '(?P<gfx>gfx[0-9a-f]{3,5})'",
+        r"errors? generated when compiling for (?P<gfx>gfx[0-9a-f]{3,5})",
+        r"GPU archs? of \[[^\]\n]{0,100}?'(?P<gfx>gfx[0-9a-f]{3,5})'[^\n]{0,80}?not supported",
+    )),
     # --- context --------------------------------------------------------------------------------------
     # torch's version as logs state it: collect_env and `transformers-cli env` ("PyTorch version: 2.5.1"),
     # ComfyUI ("pytorch version: 2.5.1+cu124"), pip freeze ("torch==2.5.1"), wheel and dist-info names
