@@ -398,3 +398,16 @@ def test_rocm_sdpa_warning_names_aotriton_not_windows():
     cuda = first("m.py:9: UserWarning: 1Torch was not compiled with flash attention. (Triggered internally at "
                  "C:\\actions-runner\\_work\\pytorch\\aten\\src\\ATen\\native\\transformers\\cuda\\sdp_utils.cpp:555.)\n")
     assert cuda.entry.symbol == "windows-torch-without-flash-sdpa"
+
+
+# --- FSDP auto-wrap with a layer class the model lacks ----------------------------------------------
+
+@pytest.mark.parametrize("line", [
+    "ValueError: Could not find the transformer layer class Qwen2DecoderLayer to wrap in the model.",
+    "Exception: Could not find the transformer layer class to wrap in the model.",
+])
+def test_fsdp_wrap_class_names_the_option_and_the_model_class(line):
+    item = first("Traceback (most recent call last):\n  File \"/v/lib/python3.11/site-packages/accelerate/"
+                 "accelerator.py\", line 1467, in prepare_model\n" + line + "\n")
+    text = fix_text(item)
+    assert "fsdp_transformer_layer_cls_to_wrap" in text and "_no_split_modules" in text and "SIZE_BASED_WRAP" in text
