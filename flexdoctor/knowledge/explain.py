@@ -633,6 +633,7 @@ class _Scan:
         problems = sorted((p for p in found if not p.entry.advisory), key=key)
         notes = sorted((p for p in found if p.entry.advisory), key=key)
         taken = set().union(*(self.taken.get(p.entry.id, ()) for p in found))
+        self.collector.total = lines
         answers, log = structural.interpret(self.collector, taken, bool(problems))
         for p in problems:
             if p.entry.id in _DRIVER_ENTRIES:

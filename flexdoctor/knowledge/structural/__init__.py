@@ -35,6 +35,9 @@ _READERS = {"so-missing": libs.answer, "symbol": readers.symbol, "module": reade
             "winerror": errors.windows, "triton-res": errors.triton, "oom": errors.oom,
             "unsupported": errors.unsupported, "shm": errors.shm,
             "rdzv": errors.rendezvous, "slurm": errors.slurm,
+            "cuda-assert": errors.cuda_assert, "so-mismatch": libs.mismatch,
+            "compiled-missing": libs.compiled_missing, "cuda-build": errors.cuda_build,
+            "rocm-arch": errors.rocm_arch,
             "ext-op": abi.operator,
             "module-b": readers.module}
 
@@ -42,7 +45,8 @@ _READERS = {"so-missing": libs.answer, "symbol": readers.symbol, "module": reade
 _WARNING = re.compile(r"[Ww]arning|WARNING|\bwarn\b|\bW\d{4} |Error caught was|not available|will not be enabled"
                       r"|[Ff]alling back|[Ff]allback")
 _ERROR = re.compile(r"[Ee]rror|ERROR|Exception|[Ff]atal|FAILED|[Ff]ailed|Could not|[Cc]annot|Aborted|what\(\)"
-                    r"|out of memory|out of resource|undefined symbol|No module named|incompatible|SIGKILL|exitcode|^Killed$")
+                    r"|out of memory|out of resource|undefined symbol|No module named|incompatible|SIGKILL|exitcode|^Killed$"
+                    r"|Unable to load any of")
 
 
 def _fatal(seen, c: Collector, log: LogFacts) -> bool:
@@ -56,22 +60,27 @@ def _fatal(seen, c: Collector, log: LogFacts) -> bool:
             return True
     if seen.uid == "cuda" and "CUDA initialization: " in seen.text:
         return True  # torch's warning that CUDA is unusable: the reader answers only for a known CUDA error
+    if seen.uid == "cuda-build" and log.platform == "macos":
+        return True  # a CUDA extension's build on a Mac: its warning is the cause (no CUDA exists there)
     if seen.uid == "slurm":
         return True  # "sbatch: error:", "slurmstepd: error:": Slurm's own level says it; the reader drops consequences
     return not _WARNING.search(seen.text) and bool(_ERROR.search(seen.text))
 
 
 def _answers(c: Collector, log: LogFacts, taken: set) -> list[Answer]:
-    out: list[Answer] = []
-    seen_keys: set = set()
+    by_key: dict = {}
     for s in c.shapes:
         if s.line < log.region or s.line in taken or not _fatal(s, c, log):
             continue
         a = _READERS[s.uid](s, log)
-        if a is None or (a.kind, a.subject) in seen_keys:
+        if a is None:
             continue
-        seen_keys.add((a.kind, a.subject))
-        out.append(a)
+        # One error read twice ("CUDA error: device-side assert triggered" and the kernel's own
+        # "Assertion `t < n_classes` failed"): the more specific reading (lower rank) answers.
+        old = by_key.get((a.kind, a.subject))
+        if old is None or a.rank < old.rank:
+            by_key[(a.kind, a.subject)] = a
+    out = list(by_key.values())
     # One line, two readings: a missing DLL (WinError 126/127) is the library's answer; any other
     # Windows error on that line (1455 paging file, 1114 DLL init) is the cause, not the library.
     lib_lines = {a.line for a in out if a.kind == "shared-library"}
@@ -110,7 +119,20 @@ def interpret(c: Collector, taken: Iterable[int], known: bool) -> tuple[tuple[An
         log = whole if out else log
     if not out and not known and log.root is not None:
         out = [unknown(log)]
-    return tuple(out), log
+    return tuple(_killed_last_first(out, log)), log
+
+
+def _killed_last_first(out: list, log: LogFacts) -> list:
+    """A process the shell reports as ``Killed`` (SIGKILL: the kernel's OOM killer) after every other
+    error the log shows, with no exception after those: it outlived them, so they were not fatal and
+    the kill is the cause."""
+    kills = [a for a in out if a.kind == "out-of-memory" and a.text.strip() == "Killed"]
+    if not kills or kills[-1].line < max(a.line for a in out):
+        return out
+    if log.root is not None and log.root[0] > min(a.line for a in out if a not in kills):
+        return out  # an exception after the earlier errors: a traceback ran, not a silent survival
+    first = replace(kills[-1], rank=min(a.rank for a in out) - 1)  # explain orders answers by rank
+    return [first] + [a for a in out if a is not kills[-1]]
 
 
 __all__ = ["Answer", "CONFIDENCE", "Collector", "KINDS", "LogFacts", "has_progress", "interpret",

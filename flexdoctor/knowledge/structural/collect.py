@@ -41,6 +41,7 @@ class Collector:
     conda: bool = False
     last_progress: int = 0
     launcher_failed: int = 0  # the last line where a launcher reported a failed worker
+    total: int = 0  # lines in the log (set by the scan when it ends)
 
     def observe(self, entry, line: int, text: str) -> None:
         """A context or shape unit matched line ``line``."""
@@ -125,7 +126,8 @@ def platform_hint(text: str) -> Optional[str]:
     """windows / macos / linux from a path in ``text``, or None."""
     if re.search(r"\b[A-Za-z]:\\|\\(?:site|dist)-packages\\|\.dll\b|win_amd64|WinError", text):
         return "windows"
-    if re.search(r"/Users/\w|/opt/homebrew/|/Library/Frameworks/|\.dylib\b|macosx_1\d|[Dd]arwin", text):
+    if re.search(r"/Users/\w|/opt/homebrew/|/Library/Frameworks/|/private/var/folders/|\.dylib\b|macosx_1\d|[Dd]arwin",
+                 text):
         return "macos"
     if re.search(r"/home/\w|/usr/|/opt/|/root/|/(?:site|dist)-packages/|/workspace/|linux", text):
         return "linux"

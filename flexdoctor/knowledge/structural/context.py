@@ -26,6 +26,7 @@ class LogFacts:
     region: int = 0  # the failure region starts after this line (the last sign of progress)
     root: Optional[tuple] = None  # (line, exception type, message, text) of the root error
     package: Optional[str] = None  # the package the root error came from (its last traceback frame)
+    paths: tuple = ()  # the traceback frames' file paths from the failure region to the root error
 
     @property
     def torch_release(self) -> Optional[str]:
@@ -88,13 +89,36 @@ def _package(c: Collector, root: Optional[tuple], region: int) -> Optional[str]:
     return package_of(root[3])
 
 
+def _exit_redraw(c: Collector) -> int:
+    """Where the failure region starts: after the last progress, unless that progress is a progress
+    bar redrawn as the program died (tqdm closes its bar on exit): the log's last lines, right after
+    the final exception. Then the region starts at that exception's traceback."""
+    last = c.last_progress
+    if not last or not c.total or last < c.total - 1:
+        return last
+    before = [e[0] for e in c.exceptions if last - 2 <= e[0] < last]
+    if not before or any(e[0] > last for e in c.exceptions):
+        return last
+    exc = before[-1]
+    starts = [tb for tb in c.tracebacks if tb <= exc]
+    frames = [line for line, _path in c.frames if exc - 4 <= line < exc]
+    if not starts and not frames:
+        return last  # a crash prints its traceback (or its frames): without one, the bar may be real progress
+    start = starts[-1] if starts else frames[0]
+    for line, _path in reversed(c.frames):  # a pasted excerpt without its "Traceback" line: its first frame
+        if not starts and line < start and start - line <= 3:
+            start = line
+    return max(start - 1, 0)
+
+
 def facts(c: Collector, region: Optional[int] = None) -> LogFacts:
     """What the log says; ``region``: where the failure region starts (default: the last progress)."""
     torch = c.versions.get("torch")
     major, cuda = _cuda(c, torch)
-    region = c.last_progress if region is None else region
+    region = _exit_redraw(c) if region is None else region
     root = _root(c, region)
     py = c.versions.get("python")
     return LogFacts(torch=torch, cuda_major=major, cuda=cuda, python=py, platform=_platform(c),
                     rocm=bool(c.platforms["rocm"]) or "rocm" in (torch or ""), conda=c.conda, region=region,
-                    root=root, package=_package(c, root, region))
+                    root=root, package=_package(c, root, region),
+                    paths=tuple(p for line, p in c.frames if root is not None and region <= line <= root[0]))

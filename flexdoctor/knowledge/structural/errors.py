@@ -9,11 +9,13 @@ from typing import Optional
 from ...text import t
 from ... import wheels
 from . import tables
-from .collect import Seen
+from .collect import Seen, package_of
 from .context import LogFacts
 from .model import Answer
 from .readers import _answer
 
+_VERSIONS = ("python -c \"import torch; print(torch.__version__, torch.version.cuda, torch.backends.cudnn.version(), "
+             "torch.cuda.get_device_name(), torch.cuda.get_device_capability())\"")
 # category -> commands (data: the words are structural.cuda.<category>)
 _CUDA_COMMANDS = {
     "kernel": ["env:CUDA_LAUNCH_BLOCKING=1"],
@@ -28,6 +30,8 @@ _CUDA_COMMANDS = {
     "hardware": ["nvidia-smi -q -d ECC"],
     "busy": ["nvidia-smi -q -d COMPUTE"],
     "peer": ["env:NCCL_P2P_DISABLE=1"],
+    "cudnn_exec": [_VERSIONS],
+    "cudnn_internal": [_VERSIONS],
 }
 _RANK = {"driver": 12, "compat": 13, "fabric": 12, "mismatch": 12, "nodevice": 14, "image": 15, "stub": 13,
          "init": 14, "os": 14}
@@ -44,8 +48,8 @@ _LIB_STATUS = {"CUBLAS_STATUS_ALLOC_FAILED": "memory", "CUBLAS_STATUS_NOT_INITIA
                "CUBLAS_STATUS_EXECUTION_FAILED": "kernel", "CUBLAS_STATUS_INTERNAL_ERROR": "libinit",
                "CUBLAS_STATUS_ARCH_MISMATCH": "image", "CUBLAS_STATUS_NOT_SUPPORTED": "notsupported",
                "CUBLAS_STATUS_INVALID_VALUE": "generic", "CUDNN_STATUS_NOT_INITIALIZED": "libinit",
-               "CUDNN_STATUS_ALLOC_FAILED": "memory", "CUDNN_STATUS_EXECUTION_FAILED": "kernel",
-               "CUDNN_STATUS_INTERNAL_ERROR": "libinit", "CUDNN_STATUS_MAPPING_ERROR": "kernel",
+               "CUDNN_STATUS_ALLOC_FAILED": "memory", "CUDNN_STATUS_EXECUTION_FAILED": "cudnn_exec",
+               "CUDNN_STATUS_INTERNAL_ERROR": "cudnn_internal", "CUDNN_STATUS_MAPPING_ERROR": "kernel",
                "CUDNN_STATUS_NOT_SUPPORTED": "notsupported", "CUDNN_STATUS_ARCH_MISMATCH": "image",
                "CUDNN_STATUS_BAD_PARAM": "generic"}
 
@@ -74,6 +78,23 @@ def _cuda_row(g: dict) -> Optional[dict]:
     return None
 
 
+# Source folders of attention and kernel libraries, as their own CUDA checks print them (flash-attn's
+# CHECK_CUDA prints __FILE__: csrc/flash_attn/..., hopper/...), -> the distribution.
+_KERNEL_SOURCES = (("flash-attention", "flash-attn"), ("flash_attn", "flash-attn"), ("xformers", "xformers"),
+                   ("sageattention", "sageattention"), ("SageAttention", "sageattention"),
+                   ("flashinfer", "flashinfer-python"), ("bitsandbytes", "bitsandbytes"), ("apex", "apex"),
+                   ("deepspeed", "deepspeed"), ("vllm", "vllm"), ("causal-conv1d", "causal-conv1d"),
+                   ("mamba", "mamba-ssm"))
+
+
+def _kernel_package(seen: Seen) -> Optional[str]:
+    src = seen.groups.get("src") or ""
+    for marker, dist in _KERNEL_SOURCES:
+        if re.search(r"(?:^|[\\/])" + re.escape(marker) + r"(?:[\\/_-]|$)", src):
+            return dist
+    return None
+
+
 def cuda(seen: Seen, facts: LogFacts) -> Optional[Answer]:
     row = _cuda_row(seen.groups)
     status = re.search(r"(?:CUBLAS|CUDNN)_STATUS_[A-Z_]{2,40}", seen.text)
@@ -86,9 +107,50 @@ def cuda(seen: Seen, facts: LogFacts) -> Optional[Answer]:
     if facts.platform == "windows":
         commands = [c for c in commands if not c.startswith(("systemctl", "cat ", "ls ", "sudo "))]
     fix = driver_fix(facts) if cat == "driver" else t(f"structural.cuda.{cat}.fix")
+    kernel_pkg = _kernel_package(seen) if cat in ("kernel", "assert", "image") else None
+    if kernel_pkg:  # the failing kernel is a library's: its version or its configuration is the suspect
+        fix = t("structural.cuda_a2.in_package", pkg=kernel_pkg) + " " + fix
     return _answer("cuda-error", row["name"], "high",
                    t("structural.title.cuda", name=row["name"], code=row["code"], text=row["text"]),
                    t(f"structural.cuda.{cat}.cause"), fix, commands, seen, facts, _RANK.get(cat, 45))
+
+
+def cuda_assert(seen: Seen, facts: LogFacts) -> Optional[Answer]:
+    """An ATen kernel's device-side assert: its condition names what was out of range (cuda_errors.toml)."""
+    cond = seen.groups.get("cond") or ""
+    row = next((r for r in tables.cuda_asserts() if r["match"] in cond), None)
+    if row is None:
+        return None
+    cat = row["category"]
+    return _answer("cuda-error", "cudaErrorAssert", "high", t("structural.assert.title", cond=cond[:120]),
+                   t(f"structural.assert.{cat}.cause"), t(f"structural.assert.{cat}.fix"),
+                   [env("CUDA_LAUNCH_BLOCKING=1", facts)], seen, facts, 40)
+
+
+def cuda_build(seen: Seen, facts: LogFacts) -> Optional[Answer]:
+    """A CUDA extension built on macOS: no CUDA exists there, so the package cannot be installed."""
+    if facts.platform != "macos":
+        return None  # elsewhere the CUDA toolkit may be missing: the toolchain entries answer
+    dist = (seen.groups.get("dist") or facts.package or "").replace("_", "-")
+    dist = dist if re.fullmatch(r"[A-Za-z][\w-]{0,60}", dist) else t("structural.word.the_package")
+    return _answer("pip-no-distribution", dist, "high", t("structural.mac_a2.title", dist=dist),
+                   t("structural.mac_a2.cause", dist=dist), t("structural.mac_a2.fix", dist=dist),
+                   ["python -c \"import torch; print(torch.__version__, torch.backends.mps.is_available())\""],
+                   seen, facts, 26)
+
+
+def rocm_arch(seen: Seen, facts: LogFacts) -> Optional[Answer]:
+    """A ROCm kernel library (Composable Kernel in flash-attn, aiter, ...) without this gfx target."""
+    gfx = seen.groups.get("gfx") or ""
+    pkg = facts.package or package_of(seen.text) or ""
+    if "flash-attention" in seen.text or "Flash-Attention" in seen.text or "composable_kernel" in seen.text:
+        pkg = pkg or "flash_attn"
+    pkg = pkg if re.fullmatch(r"[A-Za-z][\w.-]{0,60}", pkg) else t("structural.word.the_package")
+    return _answer("unsupported-op", "rocm", "high", t("structural.rocm_a2.title", gfx=gfx, pkg=pkg),
+                   t("structural.rocm_a2.cause", gfx=gfx, pkg=pkg), t("structural.rocm_a2.fix", gfx=gfx, pkg=pkg),
+                   ["rocminfo | grep -m1 -o 'gfx[0-9a-f]*'",
+                    "python -c \"import torch; print(torch.__version__, torch.version.hip, torch.cuda.get_arch_list())\""],
+                   seen, facts, 30)
 
 
 def driver_floors(facts: LogFacts) -> str:

@@ -81,20 +81,53 @@ def _cuda_pip(row: dict, name: str, number: Optional[str], seen: Seen, facts: Lo
         commands.append(f'python -m pip install "{pip}{pin}"')
         words.append(t("structural.lib.pip", pip=pip + pin))
     else:
-        words.append(t("structural.lib.pip_unknown", what=row["what"],
-                       names=", ".join(f"{v} (CUDA {k})" for k, v in sorted(row["pip"].items()))))
+        words.append(_older_cuda(row, name, number, facts) or t(
+            "structural.lib.pip_unknown", what=row["what"],
+            names=", ".join(f"{v} (CUDA {k})" for k, v in sorted(row["pip"].items()))))
     if not _loaded_by_torch(seen, facts) and pip and major in (11, 12) and facts.platform != "windows":
         mod = row.get("module")
         if mod:
             commands.append(f"export LD_LIBRARY_PATH=\"$(python -c 'import os, {mod}.lib as m; "
                             f"print(os.path.dirname(m.__file__))'):$LD_LIBRARY_PATH\"")
             words.append(t("structural.lib.ld_path"))
+    system = _system_copy(row, name, number, major, seen, facts, bool(pip))
+    words += system[0]
+    commands += system[1]
     if facts.platform == "windows" and pip:
         words.append(t("structural.lib.windows_path", module=row.get("module", "nvidia").replace(".", "\\")))
     if facts.conda and row.get("conda") and major:
         commands.append(f'conda install -c conda-forge {row["conda"]} "cuda-version={major}"')
         words.append(t("structural.lib.conda"))
     return " ".join(words), commands, "high" if pip else "medium"
+
+
+def _older_cuda(row: dict, name: str, number: Optional[str], facts: LogFacts) -> Optional[str]:
+    """A soname numbered by a CUDA release older than any NVIDIA pip wheel (libcublas.so.8.0,
+    cudart64_100.dll): the loading package was built against that CUDA."""
+    if not number or row.get("own_major") or not re.fullmatch(r"\d{1,2}\.\d|\d{2,3}", number):
+        return None
+    ver = number if "." in number else f"{number[:-1]}.{number[-1]}"
+    if int(ver.split(".")[0]) >= 11:
+        return None
+    return t("structural.lib_a2.old_cuda", lib=name, cuda=ver, pkg=facts.package or t("structural.word.the_package"))
+
+
+def _system_copy(row: dict, name: str, number: Optional[str], major: Optional[int], seen: Seen, facts: LogFacts,
+                 pip: bool) -> tuple[list, list]:
+    """The system-wide way (NVIDIA's apt repository) and, for a loader other than torch, how to make
+    an installed copy findable (the dynamic loader reads LD_LIBRARY_PATH and ldconfig's cache)."""
+    words, commands = [], []
+    if facts.platform not in (None, "linux", "wsl2"):
+        return words, commands
+    apt = row.get("apt_of_major", {}).get(number.split(".")[0] if number else "")
+    if apt and ("{cuda}" not in apt or major):
+        apt = apt.replace("{cuda}", str(major))
+        words.append(t("structural.lib_a2.apt_repo", pkg=apt))
+        commands.append(f"sudo apt-get install -y {apt}")
+    if not _loaded_by_torch(seen, facts) and not pip:
+        words.append(t("structural.lib_a2.findable", lib=name))
+        commands.append(f"ldconfig -p | grep -i {split_name(name)[0]}")
+    return words, commands
 
 
 def _system(row: dict, facts: LogFacts) -> tuple[str, list, str]:
@@ -175,3 +208,49 @@ def answer(seen: Seen, facts: LogFacts) -> Optional[Answer]:
     return Answer("shared-library", name, confidence, t("structural.title.lib", lib=name, what=what),
                   t("structural.cause.lib", lib=name, what=what), Fix(summary, tuple(commands)), seen.line,
                   seen.text, rank=21, package=package_of(seen.text) or facts.package)
+
+
+_CUDA_SYMBOL = re.compile(r"(?:__)?(nccl|cublasLt|cublas|cudnn|cusparseLt|cusparse|cufft|curand|cusolver|nvJitLink)")
+
+
+def mismatch(seen: Seen, facts: LogFacts) -> Optional[Answer]:
+    """Two copies of a CUDA library: the loaded one lacks a symbol (or a symbol version) the caller
+    was built against. The fix is to keep one copy, the one that matches torch."""
+    g = seen.groups
+    lib = g.get("lib") or ""
+    m = _CUDA_SYMBOL.match(g.get("sym") or "")
+    stem = split_name(lib)[0] if lib else (m.group(1).lower() if m else "")
+    row = tables.library_row(stem) if stem else None
+    if row is None or row["provider"] != "cuda-pip" or (lib and not _SAFE.fullmatch(lib)):
+        return None
+    major = cuda_major(row, split_name(lib)[1] if lib else None, facts)
+    pip = row["pip"].get(str(major)) if major is not None else None
+    pkgs = pip or ", ".join(f"{v} (CUDA {k})" for k, v in sorted(row["pip"].items()))
+    name = lib or f"lib{stem}"
+    commands = ["python -m pip list 2>/dev/null | grep -i -E '^(torch|nvidia-)'"]
+    if facts.platform != "windows":
+        commands += ['echo "$LD_LIBRARY_PATH"', f"ldconfig -p | grep -i {stem}"]
+    return Answer("shared-library", name, "high", t("structural.lib_a2.mismatch_title", lib=name, what=row["what"]),
+                  t("structural.lib_a2.mismatch_cause", lib=name, what=row["what"], sym=(g.get("sym") or "")[:120]),
+                  Fix(t("structural.lib_a2.mismatch_fix", lib=name, what=row["what"], pkgs=pkgs), tuple(commands)),
+                  seen.line, seen.text, rank=20, package=package_of(seen.text) or facts.package)
+
+
+def compiled_missing(seen: Seen, facts: LogFacts) -> Optional[Answer]:
+    """``No module named 'torch._C'``: the package's compiled core is not next to its ``__init__.py``.
+    Imported from a folder outside site-packages, a source checkout or an unzipped wheel shadows the
+    installed package (run from another directory, or build it); from site-packages, the install is broken."""
+    mod = seen.groups.get("mod") or ""
+    top = mod.split(".")[0]
+    if not _SAFE.fullmatch(mod):
+        return None
+    inits = [p for p in facts.paths if re.search(r"[\\/]" + re.escape(top) + r"[\\/]", p)]
+    where = ("broken" if re.search(r"(?:site|dist)-packages", inits[-1]) else "shadow") if inits else "either"
+    commands = [f"python -c \"import {top}; print({top}.__file__)\""]
+    if where != "shadow":  # the reinstall command depends on the platform and CUDA: pytorch.org's, not a guess
+        commands.append(f"python -m pip show {top}")
+    return Answer("missing-module", mod, "high" if inits else "medium",
+                  t("structural.lib_a2.compiled_title", mod=mod, pkg=top),
+                  t(f"structural.lib_a2.compiled_{where}_cause", mod=mod, pkg=top),
+                  Fix(t(f"structural.lib_a2.compiled_{where}_fix", mod=mod, pkg=top), tuple(commands)),
+                  seen.line, seen.text, rank=19, package=top)

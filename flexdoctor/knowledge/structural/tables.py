@@ -27,6 +27,10 @@ def cuda_errors() -> list[dict]:
     return _load("cuda_errors.toml")["error"]
 
 
+def cuda_asserts() -> list[dict]:
+    return _load("cuda_errors.toml")["assert"]
+
+
 def nccl_errors() -> list[dict]:
     return _load("nccl.toml")["error"]
 

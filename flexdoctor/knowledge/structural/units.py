@@ -38,6 +38,8 @@ UNITS = (
         r"lib(?P<stem>\w{1,80})\.so(?:\.\d{1,4}){0,4} (?:not found|No such file)",
         # vLLM's pynccl / cupy: "Failed to load NCCL library from libnccl.so.2"
         r"Failed to load (?:NCCL|CUDA|cuDNN|cuBLAS) library from (?P<lib>" + _NAME + r")",
+        # the same with a path ("... from /usr/lib/x86_64-linux-gnu/libnccl.so.2 .", VLLM_NCCL_SO_PATH)
+        r"Failed to load (?:NCCL|CUDA|cuDNN|cuBLAS) library from (?P<path>/[\w/.+-]{1,500})",
     )),
     ("symbol", "shape", (
         r"undefined symbol: (?P<sym>[\w.$@]{1,4000})",
@@ -60,6 +62,11 @@ UNITS = (
         r"[^\n]{0,120}?(?:you have|but (?:found|got|the current|your)|installed(?: version)? is) (?P<have>\d{1,3}\.\d{1,3}(?:\.\d{1,3})?)",
         r"requires (?P<pkg2>torch|PyTorch|transformers|diffusers|accelerate|triton|xformers|numpy|python|Python) ?"
         r"(?P<op>>=|==|~=|>|<=|<) ?(?P<ver>\d{1,3}(?:\.\d{1,4}){0,3})",
+        # transformers' requires_backends / import checks quote the requirement in backticks, for any
+        # package: "Using the `Trainer` with `PyTorch` requires `accelerate>=0.20.1`", "Using
+        # `bitsandbytes` 4-bit quantization requires `bitsandbytes>=0.43.1`" (transformers/utils/import_utils.py,
+        # quantizers/quantizer_bnb_4bit.py); the backticks make the name safe to take from any package.
+        r"requires `(?P<pkg2>[A-Za-z][\w.-]{0,60})(?P<op>>=|==|~=)(?P<ver>\d{1,3}(?:\.\d{1,4}){0,3})`",
     )),
     ("pip", "shape", (
         r"No matching distribution found for (?P<req>[^\s]{1,200})",
@@ -71,6 +78,9 @@ UNITS = (
     )),
     ("cuda", "shape", (
         r"CUDA error: (?P<text>[^\n]{1,200})",
+        # a kernel library's own check with its source file: "CUDA error (/src/flash-attention/hopper/
+        # flash_fwd_launch_template.h:198): an illegal memory access was encountered" (flash-attn's CHECK_CUDA)
+        r"CUDA error \((?P<src>[^)\n]{1,300})\): (?P<text2>[^\n]{1,200})",
         r"(?P<name>cudaError[A-Z]\w{1,60})",
         r"(?P<dname>CUDA_ERROR_[A-Z_]{2,60})",
         r"CUDA (?:driver )?error (?P<code>\d{1,4})\b",
@@ -143,6 +153,41 @@ UNITS = (
         r"slurmstepd: error: [^\n]{0,120}?(?P<oomkill>oom-kill event|out-of-memory handler)",
         r"slurmstepd: error: \*\*\* (?:JOB|STEP) [\d.]{1,20} ON \S{1,100} CANCELLED AT \S{1,40} DUE TO (?P<cancel>TIME LIMIT)",
     )),
+    # ATen's device-side asserts: "Indexing.cu:1231: indexSelectSmallIndex: block: [31,0,0], thread: [116,0,0]
+    # Assertion `srcIndex < srcSelectDimSize` failed." (the condition names what was out of range).
+    ("cuda-assert", "shape", (
+        r"\.cuh?:\d{1,6}: [^\n]{0,300}?Assertion `(?P<cond>[^`\n]{1,300})` failed",
+    )),
+    # Two copies of one CUDA library: the copy the loader found is not the one the caller was built
+    # against. glibc's versioned-symbol errors ("undefined symbol: cublasLtGetStatusString, version
+    # libcublasLt.so.11"; "symbol free_gemm_select version libcublasLt.so.11 not defined in file
+    # libcublasLt.so.11 with link time reference") and a CUDA library's own symbol missing from an older
+    # copy ("libtorch_cuda.so: undefined symbol: ncclCommRegister": NCCL older than 2.19).
+    ("so-mismatch", "shape", (
+        r"undefined symbol: (?P<sym>\w{1,200}), version (?P<lib>lib[\w+.-]{1,100})",
+        r"symbol (?P<sym>\w{1,200}) version (?P<lib>lib[\w+.-]{1,100}) not defined in file (?P<file>lib[\w+.-]{1,100})",
+        r"undefined symbol: (?P<sym>(?:nccl|cublas|cudnn|cusparse|cufft|curand|cusolver|nvJitLink|__nvJitLink)[A-Z_]\w{0,200})",
+    )),
+    # A package's compiled core is missing: "No module named 'torch._C'" (also torchvision._C, mmcv._ext,
+    # pytorch3d._C): a source checkout or an unzipped wheel shadows the installed package, or the install is broken.
+    ("compiled-missing", "shape", (
+        r"No module named '(?P<mod>[\w.]{1,200}\.(?:_C|_ext))'",
+    )),
+    # A CUDA extension built where there is no CUDA: flash-attn's setup.py ("flash_attn was requested, but
+    # nvcc was not found"), torch.utils.cpp_extension ("CUDA_HOME environment variable is not set"). On
+    # macOS no CUDA exists at all: the package cannot be installed there (errors.cuda_build).
+    ("cuda-build", "shape", (
+        r"(?P<dist>[A-Za-z][\w-]{0,60}) was requested, but nvcc was not found",
+        r"CUDA_HOME environment variable is not set",
+    )),
+    # A ROCm kernel library that does not know this GPU's gfx target: aiter's chip table ("KeyError:
+    # 'gfx1151'"), Composable Kernel's static asserts ("1 error generated when compiling for gfx1100."),
+    # flash-attn's ROCm setup.py allow-list ("One of GPU archs of ['gfx908'] is invalid or not supported").
+    ("rocm-arch", "shape", (
+        r"KeyError: '(?P<gfx>gfx[0-9a-f]{3,5})'",
+        r"errors? generated when compiling for (?P<gfx>gfx[0-9a-f]{3,5})",
+        r"GPU archs? of \[[^\]\n]{0,100}?'(?P<gfx>gfx[0-9a-f]{3,5})'[^\n]{0,80}?not supported",
+    )),
     # --- context --------------------------------------------------------------------------------------
     # torch's version as logs state it: collect_env and `transformers-cli env` ("PyTorch version: 2.5.1"),
     # ComfyUI ("pytorch version: 2.5.1+cu124"), pip freeze ("torch==2.5.1"), wheel and dist-info names
@@ -165,7 +210,8 @@ UNITS = (
     )),
     ("ctx-wsl", "context", (r"microsoft-standard-WSL", r"/usr/lib/wsl/", r"\bWSL2?\b")),
     ("ctx-rocm", "context", (r"\+rocm\d", r"ROCm", r"HIP error", r"amdgpu")),
-    ("ctx-platform", "context", (r"win_amd64|python_embeded|\bWinError\b", r"macosx_1\d|[Dd]arwin|/opt/homebrew/")),
+    ("ctx-platform", "context", (r"win_amd64|python_embeded|\bWinError\b",
+                                 r"macosx_1\d|[Dd]arwin|/opt/homebrew/|/private/var/folders/")),
     ("ctx-frame", "context", (r"File \"(?P<path>[^\"\n]{1,500})\", line \d{1,7}",)),
     ("ctx-traceback", "context", (r"Traceback \(most recent call last\)",)),
     # A launcher reporting that a worker failed (srun, torchrun/elastic, deepspeed, accelerate): the
