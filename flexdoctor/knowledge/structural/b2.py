@@ -103,10 +103,11 @@ def _requirement(seen: Seen) -> Optional[tuple[str, str]]:
     g = seen.groups
     if g.get("pkg"):
         return g["pkg"], f"{g['pkg']}{g['op']}{g['ver']}"
-    name = g.get("latest") or g.get("dist")
-    if name:
-        name = name.rstrip(".:")
+    if g.get("latest"):
+        name = g["latest"].rstrip(".:")
         return name, name
+    if g.get("dist"):  # "install it using `pip3 install deepspeed`": not installed at all
+        return g["dist"], ""
     if g.get("found"):
         m = _SPEC_BEFORE.search(seen.text[max(0, seen.start - 200): seen.start])
         spec = m.group(1).rstrip(",") if m else g["found"]
@@ -123,8 +124,12 @@ def advice(seen: Seen, facts: LogFacts) -> Optional[Answer]:
     if found is None:
         return None
     dist, req = found
-    if not SAFE.fullmatch(dist) or not SPEC.fullmatch(req):
+    if not SAFE.fullmatch(dist) or (req and not SPEC.fullmatch(req)):
         return None
+    if not req:  # the error says the package is absent: install it as it says
+        return _answer("missing-module", dist.lower(), "high", t("structural.title.module", mod=dist),
+                       t("structural.cause.module", mod=dist), t("structural.mod.plain", dist=dist),
+                       [f"python -m pip install {dist}"], seen, facts, 30)
     shown = f'"{req}"' if req != dist else req
     return _answer("version-constraint", dist.lower(), "high", t("structural.b2.title.advice", dist=dist),
                    t("structural.b2.cause.advice", dist=dist, req=req), t("structural.b2.fix.advice", dist=dist, req=req),
