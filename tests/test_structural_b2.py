@@ -74,13 +74,19 @@ def test_numpy_abi_names_the_owner():
 ])
 def test_dynamo_python_names_the_release(line, since, older):
     top, fix = first(TB.format(mod="model") + line + "\n")
-    assert f'"torch>={since}"' in fix and f"python {older}" in fix, fix
-    assert "3.12 or older" not in fix or older == "3.12"
+    py = line.split("Python ")[1][:4]
+    assert f"{py} from {since}" in fix or f"{py} from torch {since}" in fix, fix
 
 
-def test_dynamo_python_unknown_future_release_names_no_torch():
-    _top, fix = first(TB.format(mod="model") + "RuntimeError: torch.compile is not supported on Python 3.15+\n")
-    assert "python 3.14" in fix and "torch>=" not in fix
+def test_dynamo_python_reader_unknown_future_release_names_no_torch():
+    from flexdoctor.knowledge.structural import b2
+    from flexdoctor.knowledge.structural.collect import Seen
+    from flexdoctor.knowledge.structural.context import LogFacts
+    line = "RuntimeError: torch.compile is not yet supported on Python 3.15+"
+    a = b2.dynamo_python(Seen("dynamo-py", 1, line, {"py": "3.15"}, 0, len(line)), LogFacts())
+    assert "3.14" in a.fix.summary and not any("torch>=" in c for c in a.fix.commands)
+    a = b2.dynamo_python(Seen("dynamo-py", 1, line, {"py": "3.12"}, 0, len(line)), LogFacts())
+    assert a.fix.commands == ('python -m pip install --upgrade "torch>=2.4"',)
 
 
 # --- errors that state their requirement ---------------------------------------------------------------
