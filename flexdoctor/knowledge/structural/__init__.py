@@ -25,6 +25,7 @@ from typing import Iterable
 from ...model import Fix
 from ...text import t
 from . import abi, errors, libs, readers
+from . import b2
 from .collect import Collector, has_progress, last_progress_in
 from .context import LogFacts, facts
 from .model import CONFIDENCE, KINDS, Answer
@@ -39,7 +40,10 @@ _READERS = {"so-missing": libs.answer, "symbol": readers.symbol, "module": reade
             "compiled-missing": libs.compiled_missing, "cuda-build": errors.cuda_build,
             "rocm-arch": errors.rocm_arch,
             "ext-op": abi.operator,
-            "module-b": readers.module}
+            "module-b": readers.module,
+            "numpy-abi": b2.numpy_abi,
+            "dynamo-py": b2.dynamo_python,
+            "advice": b2.advice}
 
 
 _WARNING = re.compile(r"[Ww]arning|WARNING|\bwarn\b|\bW\d{4} |Error caught was|not available|will not be enabled"

@@ -237,6 +237,36 @@ UNITS = (
     ("module-b", "shape", (
         # transformers' check_imports (dynamic_module_utils.py) for remote modeling code
         r"requires the following packages that were not found in your environment: (?P<mod>[\w.]{1,200})",
+    )),
+    # --- tune-b2
+    # A compiled module built against another NumPy C ABI (numpy/_core/include/numpy/_multiarray_api.h
+    # and numpy/core/code_generators' import_array messages; Cython's size check in the module init).
+    ("numpy-abi", "shape", (
+        r"compiled using NumPy (?P<built>1)\.x cannot be run in",
+        r"(?P<arrapi>_ARRAY_API not found)",
+        r"module compiled against (?P<what>API|ABI) version (?P<mod>0x[0-9a-fA-F]{1,10}) but this version of numpy is "
+        r"(?P<np>0x[0-9a-fA-F]{1,10})",
+        r"numpy\.(?P<obj>dtype|ufunc|ndarray|flatiter) size changed, may indicate binary incompatibility\. "
+        r"Expected (?P<exp>\d{1,5}) from C header, got (?P<got>\d{1,5}) from PyObject",
+        r"numpy\.core\.(?P<failed>multiarray|_multiarray_umath|umath) failed to import",
+        r"(?P<removed>was removed in the NumPy 2\.0 release)",
+    )),
+    # torch.compile refusing this Python: torch/_dynamo/eval_frame.py check_if_dynamo_supported (2.0: "Python
+    # 3.11+ not yet supported for torch.compile"), torch/__init__.py compile() (2.1-2.3: "Dynamo is not
+    # supported on Python 3.12+"; 2.4-2.9: "torch.compile is not supported on Python 3.N+").
+    ("dynamo-py", "shape", (
+        r"(?:Dynamo|torch\.compile) is not (?:yet )?supported on Python (?P<py>3\.\d{1,2})\+",
+        r"Python (?P<py>3\.\d{1,2})\+ (?:is )?not yet supported for torch\.compile",
+    )),
+    # An error whose own words state the requirement or the install command (transformers' import_utils
+    # and require_version, accelerate's state checks, diffusers/peft/trl dependency checks).
+    ("advice", "shape", (
+        r"requires `(?P<pkg>[A-Za-z][\w.-]{0,60}) ?(?P<op>>=|==|~=|>)(?P<ver>\d{1,4}(?:\.\d{1,4}){0,3})`",
+        r"requires the latest version of (?P<latest>[A-Za-z][\w.-]{0,60})",
+        r" is required for a normal functioning of this module, but found (?P<found>[A-Za-z][\w.-]{0,60})==",
+        r"is not available => install it using `pip3? install (?P<dist>[A-Za-z][\w.-]{0,60})`",
+        r"(?:You can install it with pip|[Pp]lease install it with|[Pp]lease run|[Ii]nstall it (?:with|using)):? "
+        r"`pip3? install (?P<args>[^`\n]{1,200})`",
     )),)
 
 LAYER_IDS = {uid: n for n, (uid, _layer, _pats) in enumerate(UNITS)}
