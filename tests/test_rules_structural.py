@@ -56,3 +56,15 @@ def test_the_kinds_speak_each_language(lang):
     text.set_language(lang)
     assert done.stdout.startswith(f"FDS107 cuda-error: {text.t('rules-structural.title.cuda-error')}\n")
     assert text.t("rules-structural.title.cuda-error") != text.english("rules-structural.title.cuda-error")
+
+
+def test_every_structural_kind_has_its_words_in_every_language():
+    """A kind added to KINDS without its rules words broke `rules` in every language."""
+    from flexdoctor import text
+    from flexdoctor.knowledge.structural.model import KINDS
+
+    for lang in ("en", "ja", "pt-BR", "hi"):
+        cat = text.catalog(lang)
+        missing = [k for k in KINDS if k != "entry" and not (cat.get(f"rules-structural.title.{k}")
+                                                             and cat.get(f"rules-structural.about.{k}"))]
+        assert missing == [], (lang, missing)
