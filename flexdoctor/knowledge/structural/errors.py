@@ -31,6 +31,7 @@ _CUDA_COMMANDS = {
     "busy": ["nvidia-smi -q -d COMPUTE"],
     "peer": ["env:NCCL_P2P_DISABLE=1"],
     "cudnn_exec": [_VERSIONS],
+    "cublas": ["python -m pip list", _VERSIONS],
     "cudnn_internal": [_VERSIONS],
 }
 _RANK = {"driver": 12, "compat": 13, "fabric": 12, "mismatch": 12, "nodevice": 14, "image": 15, "stub": 13,
@@ -45,9 +46,9 @@ def env(assignment: str, facts: LogFacts) -> str:
 
 # cuBLAS / cuDNN status names (cublas_api.h, cudnn_graph.h) -> category of advice
 _LIB_STATUS = {"CUBLAS_STATUS_ALLOC_FAILED": "memory", "CUBLAS_STATUS_NOT_INITIALIZED": "libinit",
-               "CUBLAS_STATUS_EXECUTION_FAILED": "kernel", "CUBLAS_STATUS_INTERNAL_ERROR": "libinit",
-               "CUBLAS_STATUS_ARCH_MISMATCH": "image", "CUBLAS_STATUS_NOT_SUPPORTED": "notsupported",
-               "CUBLAS_STATUS_INVALID_VALUE": "generic", "CUDNN_STATUS_NOT_INITIALIZED": "libinit",
+               "CUBLAS_STATUS_EXECUTION_FAILED": "cublas", "CUBLAS_STATUS_INTERNAL_ERROR": "libinit",
+               "CUBLAS_STATUS_ARCH_MISMATCH": "image", "CUBLAS_STATUS_NOT_SUPPORTED": "cublas",
+               "CUBLAS_STATUS_INVALID_VALUE": "cublas", "CUDNN_STATUS_NOT_INITIALIZED": "libinit",
                "CUDNN_STATUS_ALLOC_FAILED": "memory", "CUDNN_STATUS_EXECUTION_FAILED": "cudnn_exec",
                "CUDNN_STATUS_INTERNAL_ERROR": "cudnn_internal", "CUDNN_STATUS_MAPPING_ERROR": "kernel",
                "CUDNN_STATUS_NOT_SUPPORTED": "notsupported", "CUDNN_STATUS_ARCH_MISMATCH": "image",
@@ -95,6 +96,15 @@ def _kernel_package(seen: Seen) -> Optional[str]:
     return None
 
 
+def cublas_fix(facts: LogFacts) -> str:
+    """cuBLAS refusing or failing a plain GEMM (INVALID_VALUE, EXECUTION_FAILED, NOT_SUPPORTED): the
+    cuBLAS loaded is not the one torch was built with, or the build's CUDA is older than the GPU. The
+    wheel that provides cuBLAS for the log's CUDA major comes from libraries.toml."""
+    pip = tables.library_row("cublas")["pip"]
+    pkg = pip.get(str(facts.cuda_major)) if facts.cuda_major else None
+    return t("structural.cuda.cublas.fix", pkgs=pkg or ", ".join(v for _k, v in sorted(pip.items())))
+
+
 def cuda(seen: Seen, facts: LogFacts) -> Optional[Answer]:
     row = _cuda_row(seen.groups)
     status = re.search(r"(?:CUBLAS|CUDNN)_STATUS_[A-Z_]{2,40}", seen.text)
@@ -106,7 +116,7 @@ def cuda(seen: Seen, facts: LogFacts) -> Optional[Answer]:
     commands = [env(c[4:], facts) if c.startswith("env:") else c for c in _CUDA_COMMANDS.get(cat, [])]
     if facts.platform == "windows":
         commands = [c for c in commands if not c.startswith(("systemctl", "cat ", "ls ", "sudo "))]
-    fix = driver_fix(facts) if cat == "driver" else t(f"structural.cuda.{cat}.fix")
+    fix = driver_fix(facts) if cat == "driver" else cublas_fix(facts) if cat == "cublas" else t(f"structural.cuda.{cat}.fix")
     kernel_pkg = _kernel_package(seen) if cat in ("kernel", "assert", "image") else None
     if kernel_pkg:  # the failing kernel is a library's: its version or its configuration is the suspect
         fix = t("structural.cuda_a2.in_package", pkg=kernel_pkg) + " " + fix
@@ -192,18 +202,39 @@ def _status_row(num: str) -> Optional[dict]:
     return None
 
 
+def _windows_row(g: dict, facts: LogFacts) -> Optional[dict]:
+    """The winerror.toml row a match names: by number ([WinError N], Rust's "(os error N)" where N is not
+    an errno), by NTSTATUS, or by the system message's own words."""
+    code = g.get("code") or g.get("oscode")
+    if g.get("oscode") and facts.platform != "windows" and int(code) < 1000:
+        return None  # an errno (Linux, macOS), not a Windows error
+    if code:
+        return next((r for r in tables.windows_errors() if r["code"] == int(code)), None)
+    if g.get("wintext"):
+        text = g["wintext"].strip().rstrip(".").lower()
+        return next((r for r in tables.windows_errors() if text and r["text"].lower().startswith(text)), None)
+    num = g.get("num", "0")
+    return next((r for r in tables.windows_errors() if str(r["code"]) == num), None) or _status_row(num)
+
+
+# A file Windows would not replace or delete, by where it lies: Inductor's cache (write_atomic renamed
+# over an existing entry before torch 2.6, pytorch#138211 fixed by #138331), or pip replacing a package's
+# DLLs and .pyd files that a running Python still has loaded.
+def _windows_category(row: dict, text: str) -> str:
+    cat = row["category"]
+    if cat in ("exists", "access", "sharing") and re.search(r"torchinductor|inductor[\\/]", text):
+        return "inductor-cache"
+    if cat in ("access", "sharing") and "Could not install packages" in text:
+        return "pip-in-use"
+    return cat
+
+
 def windows(seen: Seen, facts: LogFacts) -> Optional[Answer]:
-    g = seen.groups
-    if g.get("code"):
-        row = next((r for r in tables.windows_errors() if r["code"] == int(g["code"])), None)
-        subject = g["code"]
-    else:
-        num = g.get("num", "0")
-        row = next((r for r in tables.windows_errors() if str(r["code"]) == num), None) or _status_row(num)
-        subject = row["code"] if row else ""
+    row = _windows_row(seen.groups, facts)
     if row is None:
         return None
-    cat = row["category"]
+    subject = str(row["code"])
+    cat = _windows_category(row, seen.text)
     commands = ["winget install Microsoft.VCRedist.2015+.x64"] if cat in ("dll-missing", "dll-init") else []
     return _answer("windows-error", subject, "high", t("structural.title.windows", code=subject, name=row["name"]),
                    t(f"structural.windows.{cat}.cause"), t(f"structural.windows.{cat}.fix"), commands, seen, facts, 24)

@@ -221,6 +221,9 @@ def mismatch(seen: Seen, facts: LogFacts) -> Optional[Answer]:
     m = _CUDA_SYMBOL.match(g.get("sym") or "")
     stem = split_name(lib)[0] if lib else (m.group(1).lower() if m else "")
     row = tables.library_row(stem) if stem else None
+    if row is None and lib and m:  # a cut line ("version libnvJitL"): the symbol names the library
+        lib, stem = "", m.group(1).lower()
+        row = tables.library_row(stem)
     if row is None or row["provider"] != "cuda-pip" or (lib and not _SAFE.fullmatch(lib)):
         return None
     major = cuda_major(row, split_name(lib)[1] if lib else None, facts)

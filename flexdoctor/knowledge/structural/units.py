@@ -102,6 +102,13 @@ UNITS = (
     ("winerror", "shape", (
         r"\[WinError (?P<code>\d{1,5})\]",
         r"Error code (?P<num>\d{1,5})\b", r"\(?0x(?P<num>C0000[0-9A-Fa-f]{3})\b",
+        # Rust's std::io::Error (safetensors, tokenizers): "<system message> (os error 1455)"; on Linux the
+        # number is an errno, so the reader takes it only on Windows or above every errno (errors.windows)
+        r"\(os error (?P<oscode>\d{1,5})\)",
+        # the system message without its number: "DLL load failed while importing X: The paging file is
+        # too small for this operation to complete." (the loader's FormatMessage text, winerror.toml)
+        r"DLL load failed while importing \w{1,120}: (?P<wintext>[^\n]{1,200})",
+        r"(?P<wintext>The paging file is too small for this operation)",
     )),
     ("triton-res", "shape", (
         r"out of resource: (?P<res>[a-z][\w ]{0,40}?), Required: (?P<req>\d{1,12}), Hardware limit: (?P<lim>\d{1,12})",
