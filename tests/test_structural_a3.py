@@ -140,3 +140,27 @@ def test_healthy_lines_of_the_same_vocabulary():
             "  Attempting uninstall: torch\n    Found existing installation: torch 2.4.1\n"
             "Successfully installed torch-2.5.1\n"
             "KMP_AFFINITY=granularity=fine,compact,1,0\n")
+
+
+# --- NCCL: two ranks on one GPU --------------------------------------------------------------------
+
+@pytest.mark.parametrize("log", [
+    "node7:1201:1290 [0] NCCL INFO Bootstrap : Using eth0:10.0.0.7<0>\n"
+    "node7:1202:1291 [0] init.cc:1018 NCCL WARN Duplicate GPU detected : rank 1 and rank 0 both on CUDA device 17000\n",
+    TB + "torch.distributed.DistBackendError: NCCL error in: ../torch/csrc/distributed/c10d/ProcessGroupNCCL.cpp:1970, "
+    "invalid usage (run with NCCL_DEBUG=WARN for details), NCCL version 2.21.5\n"
+    "ncclInvalidUsage: This usually reflects invalid usage of NCCL library.\nLast error:\n"
+    "Duplicate GPU detected : rank 3 and rank 2 both on CUDA device 41000\n",
+])
+def test_duplicate_gpu_names_one_gpu_per_rank(log):
+    item = first(log)
+    assert ident(item) == "nccl-error:ncclInvalidUsage"
+    text = fix_text(item)
+    assert "set_device(local_rank)" in text and "CUDA_VISIBLE_DEVICES" in text
+
+
+def test_nccl_info_lines_are_healthy():
+    healthy("node7:1201:1290 [0] NCCL INFO Bootstrap : Using eth0:10.0.0.7<0>\n"
+            "node7:1201:1290 [0] NCCL INFO cudaDriverVersion 12040\n"
+            "node7:1201:1290 [0] NCCL INFO comm 0x5581 rank 0 nRanks 2 nNodes 1 localRanks 2 localRank 0 MNNVL 0\n"
+            "node7:1201:1290 [0] NCCL INFO Init COMPLETE\n")

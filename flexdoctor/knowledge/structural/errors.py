@@ -182,6 +182,11 @@ _NCCL_FIX = {"argument": "structural.nccl_a.argument_fix"}  # the words that als
 def nccl(seen: Seen, facts: LogFacts) -> Optional[Answer]:
     g = seen.groups
     rows = tables.nccl_errors()
+    if g.get("dup"):  # NCCL init.cc: "Duplicate GPU detected" makes ncclCommInitRank fail with ncclInvalidUsage
+        row = next(r for r in rows if r["name"] == "ncclInvalidUsage")
+        return _answer("nccl-error", row["name"], "high", t("structural.title.nccl", name=row["name"]),
+                       t("structural.nccl.duplicate-gpu.cause"), t("structural.nccl.duplicate-gpu.fix"),
+                       ["nvidia-smi -L", env("NCCL_DEBUG=INFO", facts)], seen, facts, 40)
     row = next((r for r in rows if r["name"] == g.get("name") or r["text"] == g.get("text")), None)
     if row is None:
         return None

@@ -97,6 +97,8 @@ UNITS = (
         r"(?P<name>nccl(?:UnhandledCudaError|SystemError|InternalError|InvalidArgument|InvalidUsage|RemoteError|InProgress))",
         r"NCCL error in: [^\n]{0,300}?, (?P<text>unhandled system error|unhandled cuda error|internal error|invalid argument"
         r"|invalid usage|remote process exited or there was a network error)",
+        # NCCL init.cc: two ranks of one communicator on one GPU -> WARN, then ncclInvalidUsage (always fatal)
+        r"(?P<dup>Duplicate GPU detected) : rank \d{1,6} and rank \d{1,6} both on CUDA device",
         r"NCCL WARN (?P<warn>[^\n]{1,300})",
     )),
     ("winerror", "shape", (
