@@ -164,3 +164,21 @@ def test_nccl_info_lines_are_healthy():
             "node7:1201:1290 [0] NCCL INFO cudaDriverVersion 12040\n"
             "node7:1201:1290 [0] NCCL INFO comm 0x5581 rank 0 nRanks 2 nNodes 1 localRanks 2 localRank 0 MNNVL 0\n"
             "node7:1201:1290 [0] NCCL INFO Init COMPLETE\n")
+
+
+# --- WSL2: the driver is the Windows one ---------------------------------------------------------
+
+@pytest.mark.parametrize("where", ["/mnt/d/Users/kim/proj/.venv/lib/python3.11/site-packages",
+                                   "/home/kim/.venv/lib/python3.11/site-packages"])
+def test_wsl_driver_errors_point_at_the_wsl_libcuda(where):
+    log = ("Linux DESKTOP-1 5.15.153.1-microsoft-standard-WSL2 #1 SMP x86_64\n" if where.startswith("/home") else "") + \
+        TB + f'  File "{where}/numba/cuda/cudadrv/driver.py", line 300, in initialize\n' \
+        "numba.cuda.cudadrv.error.CudaSupportError: Error at driver init: Call to cuInit results in CUDA_ERROR_NO_DEVICE (100)\n"
+    text = fix_text(first(log))
+    assert "/usr/lib/wsl/lib" in text and "LD_LIBRARY_PATH" in text
+
+
+def test_no_device_on_plain_linux_says_nothing_of_wsl():
+    log = TB + '  File "/home/kim/.venv/lib/python3.11/site-packages/numba/cuda/cudadrv/driver.py", line 300\n' \
+        "numba.cuda.cudadrv.error.CudaSupportError: Error at driver init: Call to cuInit results in CUDA_ERROR_NO_DEVICE (100)\n"
+    assert "/usr/lib/wsl/lib" not in fix_text(first(log))

@@ -96,6 +96,12 @@ def _kernel_package(seen: Seen) -> Optional[str]:
     return None
 
 
+# Under WSL2 the driver is the Windows one, shared into the VM as /usr/lib/wsl/lib/libcuda.so.1 (NVIDIA's
+# CUDA on WSL User Guide: no Linux display driver may be installed inside WSL): these categories then mean
+# that another libcuda was found first, or that the WSL folder is not on the loader's path.
+_WSL_DRIVER = ("nodevice", "driver", "init", "stub", "os", "unknown")
+
+
 def cublas_fix(facts: LogFacts) -> str:
     """cuBLAS refusing or failing a plain GEMM (INVALID_VALUE, EXECUTION_FAILED, NOT_SUPPORTED): the
     cuBLAS loaded is not the one torch was built with, or the build's CUDA is older than the GPU. The
@@ -117,6 +123,8 @@ def cuda(seen: Seen, facts: LogFacts) -> Optional[Answer]:
     if facts.platform == "windows":
         commands = [c for c in commands if not c.startswith(("systemctl", "cat ", "ls ", "sudo "))]
     fix = driver_fix(facts) if cat == "driver" else cublas_fix(facts) if cat == "cublas" else t(f"structural.cuda.{cat}.fix")
+    if facts.platform == "wsl2" and cat in _WSL_DRIVER:
+        fix, commands = t("structural.cuda.wsl_driver") + " " + fix, commands + ["ls -l /usr/lib/wsl/lib/libcuda.so*"]
     kernel_pkg = _kernel_package(seen) if cat in ("kernel", "assert", "image") else None
     if kernel_pkg:  # the failing kernel is a library's: its version or its configuration is the suspect
         fix = t("structural.cuda_a2.in_package", pkg=kernel_pkg) + " " + fix

@@ -217,7 +217,8 @@ UNITS = (
     ("ctx-python", "context", (
         r"Python(?: [Vv]ersion)?:? (?P<py>3\.\d{1,2})\.\d{1,3}\b",
     )),
-    ("ctx-wsl", "context", (r"microsoft-standard-WSL", r"/usr/lib/wsl/", r"\bWSL2?\b")),
+    # WSL's own kernel and driver folder, and a Windows user folder mounted by WSL's drvfs (/mnt/c/Users/...)
+    ("ctx-wsl", "context", (r"microsoft-standard-WSL", r"/usr/lib/wsl/", r"\bWSL2?\b", r"/mnt/[c-z]/Users/")),
     ("ctx-rocm", "context", (r"\+rocm\d", r"ROCm", r"HIP error", r"amdgpu")),
     ("ctx-platform", "context", (r"win_amd64|python_embeded|\bWinError\b",
                                  r"macosx_1\d|[Dd]arwin|/opt/homebrew/|/private/var/folders/")),
