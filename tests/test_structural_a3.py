@@ -182,3 +182,32 @@ def test_no_device_on_plain_linux_says_nothing_of_wsl():
     log = TB + '  File "/home/kim/.venv/lib/python3.11/site-packages/numba/cuda/cudadrv/driver.py", line 300\n' \
         "numba.cuda.cudadrv.error.CudaSupportError: Error at driver init: Call to cuInit results in CUDA_ERROR_NO_DEVICE (100)\n"
     assert "/usr/lib/wsl/lib" not in fix_text(first(log))
+
+
+# --- siblings: container CUDA requirement, unschedulable GPU pods, OpenMP thread limits, Windows errors
+
+@pytest.mark.parametrize("line, entry, want", [
+    ("nvidia-container-cli: requirement error: unsatisfied condition: cuda>=12.8, please update your driver to a "
+     "newer version, or use an earlier cuda container: unknown.", "FDE975", "Update the host NVIDIA driver"),
+    ("  Warning  FailedScheduling  3m  default-scheduler  0/4 nodes are available: 4 Insufficient amd.com/gpu.",
+     "FDE976", "Allocatable"),
+    ("OMP: Error #179: Function pthread_create failed:", "FDE977", "OMP_NUM_THREADS"),
+    ("libgomp: Thread creation failed: Resource temporarily unavailable", "FDE977", "OMP_NUM_THREADS"),
+])
+def test_platform_siblings(line, entry, want):
+    item = first(line + "\n")
+    assert ident(item) == entry
+    assert want in fix_text(item)
+
+
+@pytest.mark.parametrize("line, code, want", [
+    ("OSError: [WinError 8] Not enough memory resources are available to process this command", "8", "paging file"),
+    ("OSError: [WinError 1450] Insufficient system resources exist to complete the requested service", "1450", "paging file"),
+    ("OSError: [WinError 112] There is not enough space on the disk", "112", "HF_HOME"),
+    ("OSError: [WinError 1224] The requested operation cannot be performed on a file with a user-mapped section open",
+     "1224", "new file name"),
+])
+def test_windows_error_siblings(line, code, want):
+    item = first(TB + line + "\n")
+    assert ident(item) == f"windows-error:{code}"
+    assert want in fix_text(item)
