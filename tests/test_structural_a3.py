@@ -211,3 +211,14 @@ def test_windows_error_siblings(line, code, want):
     item = first(TB + line + "\n")
     assert ident(item) == f"windows-error:{code}"
     assert want in fix_text(item)
+
+
+# --- a library whose file name carries its own major (cuDNN): the fix names that major -------------
+
+@pytest.mark.parametrize("line, want", [
+    ("Could not locate cudnn_ops64_9.dll. Please make sure it is in your library path!", "cuDNN 9"),
+    ("ImportError: libcudnn_cnn_infer.so.8: cannot open shared object file: No such file or directory", "cuDNN 8"),
+])
+def test_own_major_library_names_its_major(line, want):
+    text = fix_text(first("torch 2.1.2+cu118\n" + TB + line + "\n"))
+    assert want in text and "nvidia-cudnn-cu11" in text

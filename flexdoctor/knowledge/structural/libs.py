@@ -79,7 +79,8 @@ def _cuda_pip(row: dict, name: str, number: Optional[str], seen: Seen, facts: Lo
     commands, words = ["python -m pip check"], []
     if pip:
         commands.append(f'python -m pip install "{pip}{pin}"')
-        words.append(t("structural.lib.pip", pip=pip + pin))
+        words.append(t("structural.lib.pip_major", what=row["what"], major=pin[2:-2], pip=pip + pin) if pin
+                     else t("structural.lib.pip", pip=pip + pin))
     else:
         words.append(_older_cuda(row, name, number, facts) or t(
             "structural.lib.pip_unknown", what=row["what"],
