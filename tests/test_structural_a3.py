@@ -222,3 +222,11 @@ def test_windows_error_siblings(line, code, want):
 def test_own_major_library_names_its_major(line, want):
     text = fix_text(first("torch 2.1.2+cu118\n" + TB + line + "\n"))
     assert want in text and "nvidia-cudnn-cu11" in text
+
+
+def test_directml_out_of_memory_names_lowvram_and_the_other_backends():
+    item = first("Error occurred when executing VAEDecode:\n\n"
+                 "Could not allocate tensor with 268435456 bytes. There is not enough GPU video memory available!\n")
+    assert ident(item) == "out-of-memory:directml"
+    text = fix_text(item)
+    assert "--lowvram" in text and "ZLUDA" in text

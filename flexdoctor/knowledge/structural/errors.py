@@ -266,6 +266,9 @@ def triton(seen: Seen, facts: LogFacts) -> Optional[Answer]:
 
 def oom(seen: Seen, facts: LogFacts) -> Optional[Answer]:
     g = seen.groups
+    if g.get("dml"):  # torch-directml: the GPU's memory, with none of CUDA's allocator knobs
+        return _answer("out-of-memory", "directml", "medium", t("structural.title.oom", dev="directml"),
+                       t("structural.oom.directml.cause"), t("structural.oom.directml.fix"), [], seen, facts, 48)
     killed = not (g.get("dev") or g.get("dev2")) and "CPUAllocator" not in seen.text and "OutOfMemoryError" not in seen.text
     if killed:  # SIGKILL: on Linux nearly always the kernel's OOM killer (host RAM), seen as exit code -9
         return _answer("out-of-memory", "cpu", "medium", t("structural.title.oom", dev="cpu"),

@@ -121,6 +121,8 @@ UNITS = (
         r"DefaultCPUAllocator: (?:not enough memory|can't allocate memory)",
         r"OutOfMemoryError: (?P<dev2>CUDA|HIP|XPU)?",
         r"exitcode\s{0,8}: -9\b|Signal 9 \(SIGKILL\) received|^Killed$",
+        # torch-directml's allocator (ComfyUI --directml, AMD/Intel GPUs on Windows)
+        r"Could not allocate tensor with \d{1,20} bytes\. There is not enough (?P<dml>GPU video memory)",
     )),
     ("unsupported", "shape", (
         r"not (?:currently )?implemented for (?:the )?'?(?P<backend>MPS|mps|XPU|HIP|ROCm|CPU|CUDA)'? (?:device|backend)",
