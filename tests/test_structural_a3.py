@@ -230,3 +230,20 @@ def test_directml_out_of_memory_names_lowvram_and_the_other_backends():
     assert ident(item) == "out-of-memory:directml"
     text = fix_text(item)
     assert "--lowvram" in text and "ZLUDA" in text
+
+
+# --- a bare "Killed" after every line an entry matched: the kill is the cause ---------------------
+
+BNB_CPU = ("/opt/venv/lib/python3.11/site-packages/bitsandbytes/cextension.py:34: UserWarning: The installed version "
+           "of bitsandbytes was compiled without GPU support. 8-bit optimizers will not be available.\n")
+
+
+def test_killed_after_an_entry_line_comes_first():
+    item = first(BNB_CPU + "INFO:Loading mistral-7b...\nLoading checkpoint shards:   0%|          | 0/3\nKilled\n")
+    assert ident(item) == "out-of-memory:cpu"
+    assert "RAM" in fix_text(item)
+
+
+def test_an_entry_line_after_the_kill_keeps_the_entry_first():
+    items = scan("Killed\nOMP: Error #15: Initializing libiomp5.so, but found libiomp5.so already initialized.\n").ordered()
+    assert items and ident(items[0]) == "FDE973"
