@@ -104,8 +104,20 @@ class Result:
             return 0 if late else 2
 
         items = [(group(p), p.entry.rank, p.first_line, p) for p in self.problems]
-        items += [(1 if a.kind != "unknown" else 3, a.rank, a.line, a) for a in self.answers]
+        killed = self._killed_after_all()
+        items += [(-1 if a is killed else 1 if a.kind != "unknown" else 3, a.rank, a.line, a) for a in self.answers]
         return [x[-1] for x in sorted(items, key=lambda x: x[:3])]
+
+    def _killed_after_all(self):
+        """A bare ``Killed`` (SIGKILL, the kernel's OOM killer) after every line an entry matched: the
+        process outlived those errors (a fatal one would have ended it first), so the kill is the cause."""
+        kills = [a for a in self.answers if a.kind == "out-of-memory" and a.text.strip() == "Killed"]
+        if not kills or not self.problems:
+            return None
+        last = kills[-1]
+        if any(p.count > len(p.hits) or max(h.line for h in p.hits) >= last.line for p in self.problems):
+            return None
+        return last if self.answers and self.answers[0] is last else None
 
 
 def clean(raw: bytes) -> str:

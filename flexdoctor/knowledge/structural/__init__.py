@@ -66,6 +66,8 @@ def _fatal(seen, c: Collector, log: LogFacts) -> bool:
         return True  # torch's warning that CUDA is unusable: the reader answers only for a known CUDA error
     if seen.uid == "cuda-build" and log.platform == "macos":
         return True  # a CUDA extension's build on a Mac: its warning is the cause (no CUDA exists there)
+    if seen.uid == "nccl" and seen.groups.get("dup"):
+        return True  # NCCL's own WARN, but init fails with ncclInvalidUsage right after it (init.cc)
     if seen.uid == "slurm":
         return True  # "sbatch: error:", "slurmstepd: error:": Slurm's own level says it; the reader drops consequences
     return not _WARNING.search(seen.text) and bool(_ERROR.search(seen.text))

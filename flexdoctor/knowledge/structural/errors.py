@@ -31,6 +31,7 @@ _CUDA_COMMANDS = {
     "busy": ["nvidia-smi -q -d COMPUTE"],
     "peer": ["env:NCCL_P2P_DISABLE=1"],
     "cudnn_exec": [_VERSIONS],
+    "cublas": ["python -m pip list", _VERSIONS],
     "cudnn_internal": [_VERSIONS],
 }
 _RANK = {"driver": 12, "compat": 13, "fabric": 12, "mismatch": 12, "nodevice": 14, "image": 15, "stub": 13,
@@ -45,9 +46,9 @@ def env(assignment: str, facts: LogFacts) -> str:
 
 # cuBLAS / cuDNN status names (cublas_api.h, cudnn_graph.h) -> category of advice
 _LIB_STATUS = {"CUBLAS_STATUS_ALLOC_FAILED": "memory", "CUBLAS_STATUS_NOT_INITIALIZED": "libinit",
-               "CUBLAS_STATUS_EXECUTION_FAILED": "kernel", "CUBLAS_STATUS_INTERNAL_ERROR": "libinit",
-               "CUBLAS_STATUS_ARCH_MISMATCH": "image", "CUBLAS_STATUS_NOT_SUPPORTED": "notsupported",
-               "CUBLAS_STATUS_INVALID_VALUE": "generic", "CUDNN_STATUS_NOT_INITIALIZED": "libinit",
+               "CUBLAS_STATUS_EXECUTION_FAILED": "cublas", "CUBLAS_STATUS_INTERNAL_ERROR": "libinit",
+               "CUBLAS_STATUS_ARCH_MISMATCH": "image", "CUBLAS_STATUS_NOT_SUPPORTED": "cublas",
+               "CUBLAS_STATUS_INVALID_VALUE": "cublas", "CUDNN_STATUS_NOT_INITIALIZED": "libinit",
                "CUDNN_STATUS_ALLOC_FAILED": "memory", "CUDNN_STATUS_EXECUTION_FAILED": "cudnn_exec",
                "CUDNN_STATUS_INTERNAL_ERROR": "cudnn_internal", "CUDNN_STATUS_MAPPING_ERROR": "kernel",
                "CUDNN_STATUS_NOT_SUPPORTED": "notsupported", "CUDNN_STATUS_ARCH_MISMATCH": "image",
@@ -95,6 +96,21 @@ def _kernel_package(seen: Seen) -> Optional[str]:
     return None
 
 
+# Under WSL2 the driver is the Windows one, shared into the VM as /usr/lib/wsl/lib/libcuda.so.1 (NVIDIA's
+# CUDA on WSL User Guide: no Linux display driver may be installed inside WSL): these categories then mean
+# that another libcuda was found first, or that the WSL folder is not on the loader's path.
+_WSL_DRIVER = ("nodevice", "driver", "init", "stub", "os", "unknown")
+
+
+def cublas_fix(facts: LogFacts) -> str:
+    """cuBLAS refusing or failing a plain GEMM (INVALID_VALUE, EXECUTION_FAILED, NOT_SUPPORTED): the
+    cuBLAS loaded is not the one torch was built with, or the build's CUDA is older than the GPU. The
+    wheel that provides cuBLAS for the log's CUDA major comes from libraries.toml."""
+    pip = tables.library_row("cublas")["pip"]
+    pkg = pip.get(str(facts.cuda_major)) if facts.cuda_major else None
+    return t("structural.cuda.cublas.fix", pkgs=pkg or ", ".join(v for _k, v in sorted(pip.items())))
+
+
 def cuda(seen: Seen, facts: LogFacts) -> Optional[Answer]:
     row = _cuda_row(seen.groups)
     status = re.search(r"(?:CUBLAS|CUDNN)_STATUS_[A-Z_]{2,40}", seen.text)
@@ -106,7 +122,9 @@ def cuda(seen: Seen, facts: LogFacts) -> Optional[Answer]:
     commands = [env(c[4:], facts) if c.startswith("env:") else c for c in _CUDA_COMMANDS.get(cat, [])]
     if facts.platform == "windows":
         commands = [c for c in commands if not c.startswith(("systemctl", "cat ", "ls ", "sudo "))]
-    fix = driver_fix(facts) if cat == "driver" else t(f"structural.cuda.{cat}.fix")
+    fix = driver_fix(facts) if cat == "driver" else cublas_fix(facts) if cat == "cublas" else t(f"structural.cuda.{cat}.fix")
+    if facts.platform == "wsl2" and cat in _WSL_DRIVER:
+        fix, commands = t("structural.cuda.wsl_driver") + " " + fix, commands + ["ls -l /usr/lib/wsl/lib/libcuda.so*"]
     kernel_pkg = _kernel_package(seen) if cat in ("kernel", "assert", "image") else None
     if kernel_pkg:  # the failing kernel is a library's: its version or its configuration is the suspect
         fix = t("structural.cuda_a2.in_package", pkg=kernel_pkg) + " " + fix
@@ -172,6 +190,11 @@ _NCCL_FIX = {"argument": "structural.nccl_a.argument_fix"}  # the words that als
 def nccl(seen: Seen, facts: LogFacts) -> Optional[Answer]:
     g = seen.groups
     rows = tables.nccl_errors()
+    if g.get("dup"):  # NCCL init.cc: "Duplicate GPU detected" makes ncclCommInitRank fail with ncclInvalidUsage
+        row = next(r for r in rows if r["name"] == "ncclInvalidUsage")
+        return _answer("nccl-error", row["name"], "high", t("structural.title.nccl", name=row["name"]),
+                       t("structural.nccl.duplicate-gpu.cause"), t("structural.nccl.duplicate-gpu.fix"),
+                       ["nvidia-smi -L", env("NCCL_DEBUG=INFO", facts)], seen, facts, 40)
     row = next((r for r in rows if r["name"] == g.get("name") or r["text"] == g.get("text")), None)
     if row is None:
         return None
@@ -192,18 +215,39 @@ def _status_row(num: str) -> Optional[dict]:
     return None
 
 
+def _windows_row(g: dict, facts: LogFacts) -> Optional[dict]:
+    """The winerror.toml row a match names: by number ([WinError N], Rust's "(os error N)" where N is not
+    an errno), by NTSTATUS, or by the system message's own words."""
+    code = g.get("code") or g.get("oscode")
+    if g.get("oscode") and facts.platform != "windows" and int(code) < 1000:
+        return None  # an errno (Linux, macOS), not a Windows error
+    if code:
+        return next((r for r in tables.windows_errors() if r["code"] == int(code)), None)
+    if g.get("wintext"):
+        text = g["wintext"].strip().rstrip(".").lower()
+        return next((r for r in tables.windows_errors() if text and r["text"].lower().startswith(text)), None)
+    num = g.get("num", "0")
+    return next((r for r in tables.windows_errors() if str(r["code"]) == num), None) or _status_row(num)
+
+
+# A file Windows would not replace or delete, by where it lies: Inductor's cache (write_atomic renamed
+# over an existing entry before torch 2.6, pytorch#138211 fixed by #138331), or pip replacing a package's
+# DLLs and .pyd files that a running Python still has loaded.
+def _windows_category(row: dict, text: str) -> str:
+    cat = row["category"]
+    if cat in ("exists", "access", "sharing") and re.search(r"torchinductor|inductor[\\/]", text):
+        return "inductor-cache"
+    if cat in ("access", "sharing") and "Could not install packages" in text:
+        return "pip-in-use"
+    return cat
+
+
 def windows(seen: Seen, facts: LogFacts) -> Optional[Answer]:
-    g = seen.groups
-    if g.get("code"):
-        row = next((r for r in tables.windows_errors() if r["code"] == int(g["code"])), None)
-        subject = g["code"]
-    else:
-        num = g.get("num", "0")
-        row = next((r for r in tables.windows_errors() if str(r["code"]) == num), None) or _status_row(num)
-        subject = row["code"] if row else ""
+    row = _windows_row(seen.groups, facts)
     if row is None:
         return None
-    cat = row["category"]
+    subject = str(row["code"])
+    cat = _windows_category(row, seen.text)
     commands = ["winget install Microsoft.VCRedist.2015+.x64"] if cat in ("dll-missing", "dll-init") else []
     return _answer("windows-error", subject, "high", t("structural.title.windows", code=subject, name=row["name"]),
                    t(f"structural.windows.{cat}.cause"), t(f"structural.windows.{cat}.fix"), commands, seen, facts, 24)
@@ -222,6 +266,9 @@ def triton(seen: Seen, facts: LogFacts) -> Optional[Answer]:
 
 def oom(seen: Seen, facts: LogFacts) -> Optional[Answer]:
     g = seen.groups
+    if g.get("dml"):  # torch-directml: the GPU's memory, with none of CUDA's allocator knobs
+        return _answer("out-of-memory", "directml", "medium", t("structural.title.oom", dev="directml"),
+                       t("structural.oom.directml.cause"), t("structural.oom.directml.fix"), [], seen, facts, 48)
     killed = not (g.get("dev") or g.get("dev2")) and "CPUAllocator" not in seen.text and "OutOfMemoryError" not in seen.text
     if killed:  # SIGKILL: on Linux nearly always the kernel's OOM killer (host RAM), seen as exit code -9
         return _answer("out-of-memory", "cpu", "medium", t("structural.title.oom", dev="cpu"),

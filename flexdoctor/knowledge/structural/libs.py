@@ -79,7 +79,8 @@ def _cuda_pip(row: dict, name: str, number: Optional[str], seen: Seen, facts: Lo
     commands, words = ["python -m pip check"], []
     if pip:
         commands.append(f'python -m pip install "{pip}{pin}"')
-        words.append(t("structural.lib.pip", pip=pip + pin))
+        words.append(t("structural.lib.pip_major", what=row["what"], major=pin[2:-2], pip=pip + pin) if pin
+                     else t("structural.lib.pip", pip=pip + pin))
     else:
         words.append(_older_cuda(row, name, number, facts) or t(
             "structural.lib.pip_unknown", what=row["what"],
@@ -221,6 +222,9 @@ def mismatch(seen: Seen, facts: LogFacts) -> Optional[Answer]:
     m = _CUDA_SYMBOL.match(g.get("sym") or "")
     stem = split_name(lib)[0] if lib else (m.group(1).lower() if m else "")
     row = tables.library_row(stem) if stem else None
+    if row is None and lib and m:  # a cut line ("version libnvJitL"): the symbol names the library
+        lib, stem = "", m.group(1).lower()
+        row = tables.library_row(stem)
     if row is None or row["provider"] != "cuda-pip" or (lib and not _SAFE.fullmatch(lib)):
         return None
     major = cuda_major(row, split_name(lib)[1] if lib else None, facts)

@@ -97,11 +97,20 @@ UNITS = (
         r"(?P<name>nccl(?:UnhandledCudaError|SystemError|InternalError|InvalidArgument|InvalidUsage|RemoteError|InProgress))",
         r"NCCL error in: [^\n]{0,300}?, (?P<text>unhandled system error|unhandled cuda error|internal error|invalid argument"
         r"|invalid usage|remote process exited or there was a network error)",
+        # NCCL init.cc: two ranks of one communicator on one GPU -> WARN, then ncclInvalidUsage (always fatal)
+        r"(?P<dup>Duplicate GPU detected) : rank \d{1,6} and rank \d{1,6} both on CUDA device",
         r"NCCL WARN (?P<warn>[^\n]{1,300})",
     )),
     ("winerror", "shape", (
         r"\[WinError (?P<code>\d{1,5})\]",
         r"Error code (?P<num>\d{1,5})\b", r"\(?0x(?P<num>C0000[0-9A-Fa-f]{3})\b",
+        # Rust's std::io::Error (safetensors, tokenizers): "<system message> (os error 1455)"; on Linux the
+        # number is an errno, so the reader takes it only on Windows or above every errno (errors.windows)
+        r"\(os error (?P<oscode>\d{1,5})\)",
+        # the system message without its number: "DLL load failed while importing X: The paging file is
+        # too small for this operation to complete." (the loader's FormatMessage text, winerror.toml)
+        r"DLL load failed while importing \w{1,120}: (?P<wintext>[^\n]{1,200})",
+        r"(?P<wintext>The paging file is too small for this operation)",
     )),
     ("triton-res", "shape", (
         r"out of resource: (?P<res>[a-z][\w ]{0,40}?), Required: (?P<req>\d{1,12}), Hardware limit: (?P<lim>\d{1,12})",
@@ -112,6 +121,8 @@ UNITS = (
         r"DefaultCPUAllocator: (?:not enough memory|can't allocate memory)",
         r"OutOfMemoryError: (?P<dev2>CUDA|HIP|XPU)?",
         r"exitcode\s{0,8}: -9\b|Signal 9 \(SIGKILL\) received|^Killed$",
+        # torch-directml's allocator (ComfyUI --directml, AMD/Intel GPUs on Windows)
+        r"Could not allocate tensor with \d{1,20} bytes\. There is not enough (?P<dml>GPU video memory)",
     )),
     ("unsupported", "shape", (
         r"not (?:currently )?implemented for (?:the )?'?(?P<backend>MPS|mps|XPU|HIP|ROCm|CPU|CUDA)'? (?:device|backend)",
@@ -208,7 +219,8 @@ UNITS = (
     ("ctx-python", "context", (
         r"Python(?: [Vv]ersion)?:? (?P<py>3\.\d{1,2})\.\d{1,3}\b",
     )),
-    ("ctx-wsl", "context", (r"microsoft-standard-WSL", r"/usr/lib/wsl/", r"\bWSL2?\b")),
+    # WSL's own kernel and driver folder, and a Windows user folder mounted by WSL's drvfs (/mnt/c/Users/...)
+    ("ctx-wsl", "context", (r"microsoft-standard-WSL", r"/usr/lib/wsl/", r"\bWSL2?\b", r"/mnt/[c-z]/Users/")),
     ("ctx-rocm", "context", (r"\+rocm\d", r"ROCm", r"HIP error", r"amdgpu")),
     ("ctx-platform", "context", (r"win_amd64|python_embeded|\bWinError\b",
                                  r"macosx_1\d|[Dd]arwin|/opt/homebrew/|/private/var/folders/")),
