@@ -26,6 +26,7 @@ from ...model import Fix
 from ...text import t
 from . import abi, errors, libs, readers
 from . import b2
+from . import b3
 from .collect import Collector, has_progress, last_progress_in
 from .context import LogFacts, facts
 from .model import CONFIDENCE, KINDS, Answer
@@ -43,7 +44,8 @@ _READERS = {"so-missing": libs.answer, "symbol": readers.symbol, "module": reade
             "module-b": readers.module,
             "numpy-abi": b2.numpy_abi,
             "dynamo-py": b2.dynamo_python,
-            "advice": b2.advice}
+            "advice": b2.advice,
+            "compiler": b3.compiler, "nvcc": b3.nvcc, "build-failed": b3.build_failed}
 
 
 _WARNING = re.compile(r"[Ww]arning|WARNING|\bwarn\b|\bW\d{4} |Error caught was|not available|will not be enabled"

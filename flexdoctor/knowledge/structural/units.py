@@ -267,6 +267,31 @@ UNITS = (
         r"is not available => install it using `pip3? install (?P<dist>[A-Za-z][\w.-]{0,60})`",
         r"(?:You can install it with pip|[Pp]lease install it with|[Pp]lease run|[Ii]nstall it (?:with|using)):? "
         r"`pip3? install (?P<args>[^`\n]{1,200})`",
+    )),
+    # --- tune-b3
+    # No C/C++ compiler: torch/_inductor/cpp_builder.py check_compiler_exist_windows ("Compiler: cl is not
+    # found."), torch/_inductor/exc.py InvalidCxxCompiler ("No working C++ compiler found"), setuptools'
+    # _distutils/_msvccompiler.py ("Microsoft Visual C++ 14.0 or greater is required"), distutils spawn
+    # ("error: command 'gcc' failed: No such file or directory").
+    ("compiler", "shape", (
+        r"Compiler: (?P<cc>[\w.+-]{1,40}|\{compiler\}) is not found",
+        r"(?P<msvc>Microsoft Visual C\+\+ \d{1,2}\.\d{1,2}) (?:or greater )?is required",
+        r"No working C\+\+ compiler found",
+        r"error: command '(?P<cc>cl\.exe|cl|gcc|g\+\+|cc|c\+\+|clang\+\+|clang|x86_64-linux-gnu-gcc"
+        r"|x86_64-linux-gnu-g\+\+|aarch64-linux-gnu-gcc)' failed: No such file or directory",
+    )),
+    # A CUDA extension built without nvcc, read on every platform but macOS (errors.cuda_build answers there).
+    ("nvcc", "shape", (
+        r"(?P<dist>[A-Za-z][\w-]{0,60}) was requested, but nvcc was not found",
+        r"CUDA_HOME environment variable is not set",
+    )),
+    # pip's summary of a failed source build, for CUDA extensions (modules.toml rules needs-torch, linux-cuda, torch-pair):
+    # the compiler's own error, when the log has it, is read by the shapes above and ranks first.
+    ("build-failed", "shape", (
+        r"Running setup\.py install for (?P<dist>[A-Za-z][\w.-]{0,60}) \.\.\. error",
+        r"Building wheel for (?P<dist>[A-Za-z][\w.-]{0,60}) \((?:setup\.py|pyproject\.toml)\) \.\.\. error",
+        r"Failed building wheel for (?P<dist>[A-Za-z][\w.-]{0,60})",
+        r"Failed to build (?P<dist>[A-Za-z][\w.-]{0,60})$",
     )),)
 
 LAYER_IDS = {uid: n for n, (uid, _layer, _pats) in enumerate(UNITS)}

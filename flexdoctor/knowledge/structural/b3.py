@@ -1,0 +1,103 @@
+"""The structural layer's fourth round (issue 22, tune-b3): build toolchains and binaries pinned to torch.
+
+- No C/C++ compiler (``compiler``): Inductor's ``Compiler: cl is not found`` / ``InvalidCxxCompiler``,
+  setuptools' ``Microsoft Visual C++ 14.0 or greater is required``, ``error: command 'gcc' failed: No such
+  file or directory``. The fix is the compiler for the platform the log shows: Visual Studio Build Tools
+  with the C++ workload and a shell that has run ``vcvarsall.bat x64`` on Windows (torch/_inductor/
+  cpp_builder.py check_compiler_exist_windows looks for ``cl`` on PATH; setuptools' msvc.py names the
+  Build Tools), build-essential / conda-forge's cxx-compiler on Linux, the Xcode command line tools on macOS.
+- A CUDA extension built without nvcc (``nvcc``) on Linux/Windows: flash-attn's setup.py ("flash_attn was
+  requested, but nvcc was not found"), torch.utils.cpp_extension ("CUDA_HOME environment variable is not
+  set"): a prebuilt wheel for the installed torch, or the CUDA toolkit of torch's CUDA version with
+  CUDA_HOME pointing at it (macOS is errors.cuda_build's: no CUDA exists there).
+
+Every value put in a command is checked to be a plain token first (text from a log is data).
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Optional
+
+from ...text import t
+from .collect import Seen
+from .context import LogFacts
+from .model import Answer
+from . import tables
+from .readers import SAFE, _answer, _dist_of
+
+# Visual Studio Build Tools 2022 with the C++ workload (learn.microsoft.com "Use command-line parameters to
+# install Visual Studio": workload ID Microsoft.VisualStudio.Workload.VCTools), and the script that puts
+# cl.exe on PATH for x64 (learn.microsoft.com "Use the Microsoft C++ toolset from the command line").
+_MSVC_INSTALL = ('winget install --id Microsoft.VisualStudio.2022.BuildTools -e --override '
+                 '"--passive --wait --add Microsoft.VisualStudio.Workload.VCTools --includeRecommended"')
+_VCVARS = '"C:\\Program Files (x86)\\Microsoft Visual Studio\\2022\\BuildTools\\VC\\Auxiliary\\Build\\vcvarsall.bat" x64'
+_MSVC = {"cl", "cl.exe", "msvc"}
+
+
+def _windows(seen: Seen, facts: LogFacts, cc: str) -> bool:
+    return cc.lower() in _MSVC or facts.platform == "windows" or bool(seen.groups.get("msvc"))
+
+
+def compiler(seen: Seen, facts: LogFacts) -> Optional[Answer]:
+    """No C/C++ compiler where a build (a CUDA/C++ extension, Inductor's C++ code) needs one."""
+    cc = seen.groups.get("cc") or ("cl" if seen.groups.get("msvc") else "g++")
+    if not re.fullmatch(r"[\w.+-]{1,40}", cc):  # "{compiler}": the raise line of a paste cut short
+        cc = "cl" if facts.platform == "windows" or "\\" in seen.text else "c++"
+    if _windows(seen, facts, cc):
+        return _answer("unsupported-op", "compiler", "high", t("structural.b3.title.compiler", cc=cc),
+                       t("structural.b3.cause.compiler_windows", cc=cc), t("structural.b3.fix.compiler_windows"),
+                       [_MSVC_INSTALL, _VCVARS, "where cl"], seen, facts, 27)
+    if facts.platform == "macos":
+        return _answer("unsupported-op", "compiler", "high", t("structural.b3.title.compiler", cc=cc),
+                       t("structural.b3.cause.compiler", cc=cc), t("structural.b3.fix.compiler_macos"),
+                       ["xcode-select --install"], seen, facts, 27)
+    commands = (["conda install -c conda-forge cxx-compiler"] if facts.conda else []) + [
+        "sudo apt-get install -y build-essential  # Debian/Ubuntu", "sudo dnf install -y gcc-c++  # Fedora/RHEL"]
+    return _answer("unsupported-op", "compiler", "high", t("structural.b3.title.compiler", cc=cc),
+                   t("structural.b3.cause.compiler", cc=cc), t("structural.b3.fix.compiler_linux"),
+                   commands + [f"which {cc}"], seen, facts, 27)
+
+
+def _cuda_version(facts: LogFacts) -> Optional[str]:
+    if facts.cuda and re.fullmatch(r"\d{1,2}\.\d{1,2}", facts.cuda):
+        return facts.cuda
+    return None
+
+
+def nvcc(seen: Seen, facts: LogFacts) -> Optional[Answer]:
+    """A CUDA extension built where nvcc is absent (Linux, Windows, WSL; macOS is errors.cuda_build's)."""
+    if facts.platform == "macos":
+        return None
+    dist = _dist_of((seen.groups.get("dist") or facts.package or "").replace("-", "_")) or ""
+    dist = dist if SAFE.fullmatch(dist) and dist != "torch" else t("structural.word.the_package")
+    cuda = _cuda_version(facts)
+    commands = ['python -c "import torch; print(torch.__version__, torch.version.cuda)"', "nvcc --version"]
+    if cuda and facts.conda:
+        commands.append(f'conda install -c "nvidia/label/cuda-{cuda}.0" cuda-toolkit')
+    if cuda and facts.platform != "windows":
+        commands.append(f"export CUDA_HOME=/usr/local/cuda-{cuda}")
+    shown = cuda or t("structural.b3.word.torch_cuda")
+    return _answer("pip-no-distribution", dist, "high", t("structural.b3.title.nvcc", dist=dist),
+                   t("structural.b3.cause.nvcc", dist=dist), t("structural.b3.fix.nvcc", dist=dist, cuda=shown),
+                   commands, seen, facts, 27)
+
+
+
+_CUDA_EXTENSION_RULES = {"needs-torch", "linux-cuda", "torch-pair"}  # torch-pair: xformers, torchvision, torchaudio
+
+
+def build_failed(seen: Seen, facts: LogFacts) -> Optional[Answer]:
+    """pip's summary that a CUDA extension's source build failed (a compiler killed for memory, no
+    ninja, a toolchain error above): prebuilt wheel first, else a build that can finish."""
+    name = seen.groups.get("dist") or ""
+    row = tables.module_row(name.replace("-", "_")) or tables.module_row(name)
+    if row is None or row["rule"] not in _CUDA_EXTENSION_RULES or not SAFE.fullmatch(row["dist"]):
+        return None
+    dist = row["dist"]
+    jobs = "set MAX_JOBS=4" if facts.platform == "windows" else "export MAX_JOBS=4"
+    return _answer("pip-no-distribution", dist, "medium", t("structural.b3.title.build_failed", dist=dist),
+                   t("structural.b3.cause.build_failed", dist=dist), t("structural.b3.fix.build_failed", dist=dist),
+                   ['python -c "import torch; print(torch.__version__, torch.version.cuda)"',
+                    "python -m pip install ninja", jobs, f"python -m pip install {dist} --no-build-isolation"],
+                   seen, facts, 60)

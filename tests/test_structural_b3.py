@@ -1,0 +1,141 @@
+"""The structural layer's fourth round (issue 22, tune-b3): build toolchains (no C/C++ compiler on
+Windows, Linux and macOS; a CUDA extension built without nvcc; pip's summary of a failed CUDA extension
+build; a build run in an isolated environment without torch) and the entries that now name their
+concrete remedy (xformers built for another torch, triton missing or mismatched). Every line here is
+written for these tests in the shape the real tools print (not copied from the corpus)."""
+
+from __future__ import annotations
+
+import io
+
+import pytest
+
+from flexdoctor.knowledge import explain as kbx
+
+
+def scan(text: str) -> kbx.Result:
+    return kbx.scan(io.BytesIO(text.encode()))
+
+
+def first(text: str):
+    items = scan(text).ordered()
+    assert items, text
+    top = items[0]
+    fix = top.fix if hasattr(top, "fix") else kbx.fix_for(top)
+    return top, (fix.summary + "\n" + "\n".join(fix.commands)).lower()
+
+
+WIN_TB = ('Traceback (most recent call last):\n  File "D:\\apps\\sd\\venv\\Lib\\site-packages\\torch\\_inductor\\'
+          'cpp_builder.py", line 141, in check_compiler_exist_windows\n'
+          '    raise RuntimeError(f"Compiler: {compiler} is not found.") from exc\n')
+LINUX_TB = ('Traceback (most recent call last):\n  File "/opt/venv/lib/python3.11/site-packages/torch/_inductor/'
+            'cpp_builder.py", line 90, in get_cpp_compiler\n    raise exc.InvalidCxxCompiler\n')
+
+
+# --- no C/C++ compiler ---------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("text, want", [
+    (WIN_TB + "torch._dynamo.exc.BackendCompilerFailed: backend='inductor' raised:\nRuntimeError: Compiler: cl is not found.\n",
+     "vcvarsall"),
+    (WIN_TB, "build tools"),  # a paste that ends at the raise line itself
+    ("running build_ext\nerror: Microsoft Visual C++ 14.0 or greater is required. Get it with \"Microsoft C++ Build "
+     "Tools\": https://visualstudio.microsoft.com/visual-cpp-build-tools/\n", "build tools"),
+    (LINUX_TB + "torch._inductor.exc.InvalidCxxCompiler: No working C++ compiler found in "
+     "torch._inductor.config.cpp.cxx: (None, 'g++')\n", "g++"),
+    ("building 'mamba_ssm_cuda' extension\ngcc -pthread -fPIC -c csrc/selective_scan.cpp\n"
+     "error: command 'gcc' failed: No such file or directory\n", "build-essential"),
+])
+def test_compiler_missing_names_the_platforms_compiler(text, want):
+    top, fix = first(text)
+    assert want in fix, fix
+
+
+def test_compiler_missing_on_macos_is_xcode():
+    text = ("Python 3.12.2 (main, Feb  6 2024) [Clang 15.0.0 (clang-1500.1.0.2.5)] on darwin\n"
+            "Platform: macOS-14.4-arm64-arm-64bit\n"
+            "error: command 'clang' failed: No such file or directory\n")
+    top, fix = first(text)
+    assert "xcode-select --install" in fix, fix
+
+
+def test_compiler_version_warning_alone_is_no_problem():
+    # torch.utils.cpp_extension warns when it cannot ask cl for its version; a later successful build
+    # (or no build at all) means nothing failed.
+    text = ("C:\\envs\\a\\lib\\site-packages\\torch\\utils\\cpp_extension.py:383: UserWarning: Error checking "
+            "compiler version for cl: [WinError 2] The system cannot find the file specified\n"
+            "  warnings.warn(f'Error checking compiler version for {compiler}: {error}')\n"
+            "Successfully installed my-ext-0.1\n")
+    assert not scan(text).found
+
+
+# --- nvcc missing for a CUDA extension -----------------------------------------------------------------
+
+@pytest.mark.parametrize("text, want", [
+    ("  torch.__version__  = 2.4.1+cu121\n  Traceback (most recent call last):\n"
+     "    File \"/tmp/pip-install-x/mamba-ssm/setup.py\", line 200, in <module>\n"
+     "  RuntimeError: mamba_ssm was requested, but nvcc was not found.  Are you sure your environment has nvcc available?\n",
+     "cuda_home=/usr/local/cuda-12.1"),
+    ("Traceback (most recent call last):\n  File \"/home/u/src/causal-conv1d/setup.py\", line 9, in <module>\n"
+     "OSError: CUDA_HOME environment variable is not set. Please set it to your CUDA install root.\n",
+     "prebuilt wheel"),
+])
+def test_nvcc_missing_names_toolkit_and_wheel(text, want):
+    top, fix = first(text)
+    assert want in fix and "cuda_home" in fix.replace("cuda-12.1", ""), fix
+
+
+# --- pip's summary of a failed CUDA extension build ---------------------------------------------------
+
+@pytest.mark.parametrize("dist", ["flash-attn", "deepspeed", "xformers"])
+def test_failed_cuda_extension_build_gives_ninja_and_max_jobs(dist):
+    text = (f"Building wheels for collected packages: {dist}\n  error: subprocess-exited-with-error\n"
+            f"  Running setup.py install for {dist} ... error\nerror: legacy-install-failure\n")
+    top, fix = first(text)
+    assert "max_jobs" in fix and "ninja" in fix and dist in fix, fix
+
+
+def test_failed_build_of_a_pure_python_package_is_not_a_cuda_build():
+    text = "  Building wheel for rouge-score (setup.py) ... error\n  Failed building wheel for rouge-score\n"
+    items = scan(text).ordered()
+    assert not any("max_jobs" in (getattr(i, "fix", None) or kbx.fix_for(i)).summary.lower() for i in items)
+
+
+# --- a build without torch in its isolated environment -------------------------------------------------
+
+def test_uv_build_isolation_hint_beats_torch_not_installed():
+    text = ("  ModuleNotFoundError: No module named 'torch'\n\n"
+            "  hint: This error likely indicates that `causal-conv1d@1.5.0` depends on `torch`, but doesn't declare "
+            "it as a build dependency.\n")
+    top, fix = first(text)
+    assert "--no-build-isolation" in fix and "causal-conv1d" in fix, fix
+
+
+def test_pip_build_subprocess_without_torch():
+    text = ("  × Getting requirements to build wheel did not run successfully.\n  │ exit code: 1\n"
+            "  ╰─> [17 lines of output]\n      Traceback (most recent call last):\n"
+            "        File \"<string>\", line 8, in <module>\n      ModuleNotFoundError: No module named 'torch'\n"
+            "      [end of output]\n")
+    top, fix = first(text)
+    assert "--no-build-isolation" in fix, fix
+
+
+def test_plain_torch_missing_still_says_install_torch():
+    text = "Traceback (most recent call last):\n  File \"t.py\", line 1, in <module>\nModuleNotFoundError: No module named 'torch'\n"
+    top, fix = first(text)
+    assert "no-build-isolation" not in fix and "pip install torch" in fix, fix
+
+
+# --- entries that name their remedy ---------------------------------------------------------------------
+
+@pytest.mark.parametrize("have, want", [("2.4.0+cpu", "cuda build"), ("2.5.1+cu124", "reinstall xformers")])
+def test_xformers_built_for_other_torch_names_the_remedy(have, want):
+    text = ("WARNING[XFORMERS]: xFormers can't load C++/CUDA extensions. xFormers was built for:\n"
+            f"    PyTorch 2.4.0+cu121 with CUDA 1201 (you have {have})\n    Python  3.11.9 (you have 3.11.9)\n")
+    top, fix = first(text)
+    assert want in fix and "matching torch" in fix, fix
+
+
+def test_triton_missing_says_install_triton():
+    text = "Traceback (most recent call last):\n  File \"a.py\", line 2, in <module>\nModuleNotFoundError: No module named 'triton'\n"
+    top, fix = first(text)
+    assert "install triton" in fix, fix
