@@ -139,3 +139,25 @@ def test_triton_missing_says_install_triton():
     text = "Traceback (most recent call last):\n  File \"a.py\", line 2, in <module>\nModuleNotFoundError: No module named 'triton'\n"
     top, fix = first(text)
     assert "install triton" in fix, fix
+
+
+# --- binaries built against one exact torch ------------------------------------------------------------
+
+@pytest.mark.parametrize("path, dist", [
+    ("/opt/venv/lib/python3.11/site-packages/vllm/_C.abi3.so", "vllm"),
+    ("/usr/local/lib/python3.12/dist-packages/sgl_kernel/sm90/common_ops.abi3.so", "sgl-kernel"),
+    ("/opt/venv/lib/python3.11/site-packages/torchao/_C.abi3.so", "torchao"),
+])
+def test_undefined_torch_symbol_in_a_torch_pinned_binary(path, dist):
+    text = (f"Traceback (most recent call last):\n  File \"serve.py\", line 1, in <module>\n"
+            f"ImportError: {path}: undefined symbol: _ZN3c1017RegisterOperatorsD1Ev\n")
+    top, fix = first(text)
+    assert f"reinstall {dist}" in fix and "matching torch" in fix and f"m.requires('{dist}')" in fix, fix
+
+
+def test_undefined_torch_symbol_in_a_source_built_extension_keeps_the_rebuild():
+    text = ("Traceback (most recent call last):\n  File \"train.py\", line 4, in <module>\n"
+            "ImportError: /opt/venv/lib/python3.11/site-packages/flash_attn_2_cuda.cpython-311-x86_64-linux-gnu.so: "
+            "undefined symbol: _ZN3c105ErrorC2ENS_14SourceLocationESs\n")
+    top, fix = first(text)
+    assert "--no-build-isolation" in fix and "m.requires" not in fix, fix
