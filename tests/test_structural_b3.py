@@ -161,3 +161,31 @@ def test_undefined_torch_symbol_in_a_source_built_extension_keeps_the_rebuild():
             "undefined symbol: _ZN3c105ErrorC2ENS_14SourceLocationESs\n")
     top, fix = first(text)
     assert "--no-build-isolation" in fix and "m.requires" not in fix, fix
+
+
+# --- ptxas older than the PTX ----------------------------------------------------------------------------
+
+@pytest.mark.parametrize("ptx, have, need", [("8.7", "8.4", "12.8"), ("8.6", "8.5", "12.7"), ("9.0", "8.8", "13.0")])
+def test_ptxas_older_than_the_ptx_names_the_cuda_it_needs(ptx, have, need):
+    text = (f"ptxas /tmp/tmpk2j1x9/kernel.ptx, line 5; fatal   : Unsupported .version {ptx}; current version is '{have}'\n"
+            "ptxas fatal   : Ptx assembly aborted due to errors\nTraceback (most recent call last):\n"
+            "  File \"/opt/venv/lib/python3.12/site-packages/triton/backends/nvidia/compiler.py\", line 380, in make_cubin\n"
+            "subprocess.CalledProcessError: Command '['/usr/local/cuda/bin/ptxas', '-lineinfo']' returned non-zero exit status 255.\n")
+    top, fix = first(text)
+    assert "triton_ptxas_path" in fix and f"cuda {need}" in fix, fix
+
+
+def test_unknown_ptx_isa_gives_no_invented_version():
+    text = "ptxas fatal   : Unsupported .version 42.1; current version is '8.5'\n"
+    items = scan(text).ordered()
+    assert not any(getattr(i, "kind", "") == "version-constraint" for i in items)
+
+
+# --- SDPA with no kernel left ------------------------------------------------------------------------------
+
+def test_no_available_kernel_names_the_math_fallback_and_the_flash_option():
+    text = ("Traceback (most recent call last):\n  File \"/srv/lib/attend.py\", line 90, in forward\n"
+            "    out = F.scaled_dot_product_attention(q, k, v, attn_mask=mask)\n"
+            "RuntimeError: No available kernel.  Aborting execution.\n")
+    top, fix = first(text)
+    assert "enable_math=true" in fix and "flash_attn=false" in fix and "is_causal" in fix, fix

@@ -45,7 +45,8 @@ _READERS = {"so-missing": libs.answer, "symbol": readers.symbol, "module": reade
             "numpy-abi": b2.numpy_abi,
             "dynamo-py": b2.dynamo_python,
             "advice": b2.advice,
-            "compiler": b3.compiler, "nvcc": b3.nvcc, "build-failed": b3.build_failed}
+            "compiler": b3.compiler, "nvcc": b3.nvcc, "build-failed": b3.build_failed,
+            "ptxas-old": b3.ptxas_old}
 
 
 _WARNING = re.compile(r"[Ww]arning|WARNING|\bwarn\b|\bW\d{4} |Error caught was|not available|will not be enabled"

@@ -24,6 +24,7 @@ from .collect import Seen
 from .context import LogFacts
 from .model import Answer
 from . import tables
+from .tables import _load
 from .readers import SAFE, _answer, _dist_of
 
 # Visual Studio Build Tools 2022 with the C++ workload (learn.microsoft.com "Use command-line parameters to
@@ -101,3 +102,17 @@ def build_failed(seen: Seen, facts: LogFacts) -> Optional[Answer]:
                    ['python -c "import torch; print(torch.__version__, torch.version.cuda)"',
                     "python -m pip install ninja", jobs, f"python -m pip install {dist} --no-build-isolation"],
                    seen, facts, 60)
+
+
+def ptxas_old(seen: Seen, facts: LogFacts) -> Optional[Answer]:
+    """A ptxas older than the PTX it assembles: which CUDA the PTX needs (b2_versions.toml [ptx_isa])."""
+    isa = _load("b2_versions.toml")["ptx_isa"]
+    ptx, have = seen.groups.get("ptx", ""), seen.groups.get("have", "")
+    need = isa.get(ptx)
+    if need is None:
+        return None
+    old = isa.get(have) or t("structural.word.unknown_package")
+    env = "set TRITON_PTXAS_PATH=" if facts.platform == "windows" else "unset TRITON_PTXAS_PATH"
+    return _answer("version-constraint", "ptxas", "high", t("structural.b3.title.ptxas", ptx=ptx, have=have),
+                   t("structural.b3.cause.ptxas", ptx=ptx, have=have, need=need, old=old),
+                   t("structural.b3.fix.ptxas", need=need), [env, "ptxas --version"], seen, facts, 25)

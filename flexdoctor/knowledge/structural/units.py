@@ -292,6 +292,11 @@ UNITS = (
         r"Building wheel for (?P<dist>[A-Za-z][\w.-]{0,60}) \((?:setup\.py|pyproject\.toml)\) \.\.\. error",
         r"Failed building wheel for (?P<dist>[A-Za-z][\w.-]{0,60})",
         r"Failed to build (?P<dist>[A-Za-z][\w.-]{0,60})$",
+    )),
+    # ptxas older than the PTX it is given (Triton with a system ptxas, a JIT toolchain behind the code
+    # generator): "ptxas ... fatal   : Unsupported .version 8.6; current version is '8.5'".
+    ("ptxas-old", "shape", (
+        r"Unsupported \.version (?P<ptx>\d{1,2}\.\d{1,2}); current version is '(?P<have>\d{1,2}\.\d{1,2})'",
     )),)
 
 LAYER_IDS = {uid: n for n, (uid, _layer, _pats) in enumerate(UNITS)}
