@@ -189,3 +189,49 @@ def test_no_available_kernel_names_the_math_fallback_and_the_flash_option():
             "RuntimeError: No available kernel.  Aborting execution.\n")
     top, fix = first(text)
     assert "enable_math=true" in fix and "flash_attn=false" in fix and "is_causal" in fix, fix
+
+
+# --- a submodule missing from an installed package -------------------------------------------------------
+
+def test_missing_submodule_of_an_installed_package_is_a_version_mismatch_of_the_importer():
+    text = ("Traceback (most recent call last):\n  File \"run.py\", line 1, in <module>\n"
+            "  File \"/opt/venv/lib/python3.11/site-packages/peft/__init__.py\", line 22, in <module>\n"
+            "    from transformers.generation.beam_search import BeamScorer\n"
+            "ModuleNotFoundError: No module named 'transformers.generation.beam_search'\n")
+    top, fix = first(text)
+    assert "upgrade peft" in fix and "transformers version" in fix and "pip check" in fix, fix
+
+
+def test_missing_submodule_of_torch_is_not_called_a_version_mismatch():
+    text = ("Traceback (most recent call last):\n  File \"run.py\", line 1, in <module>\n"
+            "ModuleNotFoundError: No module named 'torch._C'\n")
+    items = scan(text).ordered()
+    assert not any("written for another" in ((getattr(i, "fix", None) or kbx.fix_for(i)).summary) for i in items)
+
+
+def test_missing_module_cut_before_its_quote():
+    text = ("ModuleNotFoundError                       Traceback (most recent call last)\n"
+            "----> 1 import deepspeed\n\nModuleNotFoundError: No module named 'deepspeed\n")
+    top, fix = first(text)
+    assert "pip install deepspeed" in fix, fix
+
+
+# --- an error inside Inductor ---------------------------------------------------------------------------
+
+@pytest.mark.parametrize("tail", [
+    "torch._dynamo.exc.BackendCompilerFailed: backend='inductor' raised:\nAssertionError: unexpected stride\n",
+    "torch._inductor.exc.InductorError: AssertionError: buffer not allocated\n",
+])
+def test_inductor_internal_error_gives_upgrade_and_eager_fallback(tail):
+    text = ("Traceback (most recent call last):\n  File \"/srv/train.py\", line 80, in <module>\n"
+            "    loss = model(batch)\n" + tail)
+    top, fix = first(text)
+    assert "suppress_errors" in fix and "dynamic=false" in fix, fix
+
+
+def test_inductor_fallback_warning_that_recovered_is_no_problem():
+    text = ("W1024 01:17:10.936000 1404 torch/_dynamo/convert_frame.py:1009] torch._dynamo.exc.BackendCompilerFailed: "
+            "backend='inductor' raised:\nW1024 01:17:10.936000 1404 torch/_dynamo/convert_frame.py:1009] NameError: name "
+            "'s4' is not defined\n{'loss': 1.2031, 'learning_rate': 2e-05, 'epoch': 0.1}\n"
+            " 10%|#         | 10/100 [00:05<00:45,  1.98it/s]\n")
+    assert not scan(text).found

@@ -46,7 +46,8 @@ _READERS = {"so-missing": libs.answer, "symbol": readers.symbol, "module": reade
             "dynamo-py": b2.dynamo_python,
             "advice": b2.advice,
             "compiler": b3.compiler, "nvcc": b3.nvcc, "build-failed": b3.build_failed,
-            "ptxas-old": b3.ptxas_old}
+            "ptxas-old": b3.ptxas_old,
+            "module-b3": readers.module, "inductor-internal": b3.inductor_internal}
 
 
 _WARNING = re.compile(r"[Ww]arning|WARNING|\bwarn\b|\bW\d{4} |Error caught was|not available|will not be enabled"

@@ -116,3 +116,15 @@ def ptxas_old(seen: Seen, facts: LogFacts) -> Optional[Answer]:
     return _answer("version-constraint", "ptxas", "high", t("structural.b3.title.ptxas", ptx=ptx, have=have),
                    t("structural.b3.cause.ptxas", ptx=ptx, have=have, need=need, old=old),
                    t("structural.b3.fix.ptxas", need=need), [env, "ptxas --version"], seen, facts, 25)
+
+
+def inductor_internal(seen: Seen, facts: LogFacts) -> Optional[Answer]:
+    """An error inside Inductor (not the model's code, not a missing tool: those shapes rank first)."""
+    pkg = facts.package if facts.package and facts.package != "torch" else None
+    row = tables.module_row(pkg) if pkg else None
+    dist = row["dist"] if row and SAFE.fullmatch(row["dist"]) else None
+    with_pkg = [f"python -m pip install --upgrade {dist}"] if dist else []
+    return _answer("unsupported-op", "inductor", "medium", t("structural.b3.title.inductor"),
+                   t("structural.b3.cause.inductor"),
+                   t("structural.b3.fix.inductor", pkg=dist or t("structural.b3.word.compiling_package")),
+                   with_pkg + ['python -c "import torch; print(torch.__version__)"'], seen, facts, 70, dist)

@@ -297,6 +297,18 @@ UNITS = (
     # generator): "ptxas ... fatal   : Unsupported .version 8.6; current version is '8.5'".
     ("ptxas-old", "shape", (
         r"Unsupported \.version (?P<ptx>\d{1,2}\.\d{1,2}); current version is '(?P<have>\d{1,2}\.\d{1,2})'",
+    )),
+    # A missing module whose line was cut before its closing quote (a notebook's rendered traceback).
+    ("module-b3", "shape", (
+        r"^ModuleNotFoundError: No module named '(?P<mod>[A-Za-z_][\w.]{0,199})$",
+    )),
+    # An error inside torch.compile's compiler (Inductor): its wrapper exceptions and codegen's own log line.
+    # torch/_dynamo/exc.py BackendCompilerFailed ("backend='inductor' raised:"), torch/_inductor/exc.py
+    # InductorError / LoweringException, torch/_inductor/scheduler.py ("Error in codegen for ...").
+    ("inductor-internal", "shape", (
+        r"BackendCompilerFailed: backend='inductor' raised",
+        r"torch\._inductor\.exc\.(?P<exc>InductorError|LoweringException): (?P<inner>[A-Za-z]\w{0,60}(?:Error|Exception))",
+        r"\] Error in codegen for (?P<node>[A-Za-z]\w{0,60})",
     )),)
 
 LAYER_IDS = {uid: n for n, (uid, _layer, _pats) in enumerate(UNITS)}
