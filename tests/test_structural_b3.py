@@ -235,3 +235,34 @@ def test_inductor_fallback_warning_that_recovered_is_no_problem():
             "'s4' is not defined\n{'loss': 1.2031, 'learning_rate': 2e-05, 'epoch': 0.1}\n"
             " 10%|#         | 10/100 [00:05<00:45,  1.98it/s]\n")
     assert not scan(text).found
+
+
+# --- siblings: torchvision's CUDA check, torch's JIT extension cache, vLLM's ops warning ---------------------
+
+def test_torchvision_built_for_another_cuda_major_pins_the_pair():
+    text = ("PyTorch version: 2.5.1+cu118\nTraceback (most recent call last):\n  File \"a.py\", line 1, in <module>\n"
+            "RuntimeError: Detected that PyTorch and torchvision were compiled with different CUDA major versions. "
+            "PyTorch has CUDA Version=11.8 and torchvision has CUDA Version=12.4. Please reinstall the torchvision that "
+            "matches your PyTorch install.\n")
+    top, fix = first(text)
+    assert "torchvision==0.20.1 --index-url https://download.pytorch.org/whl/cu118" in fix, fix
+
+
+def test_jit_extension_from_another_torch_is_rebuilt_in_a_new_cache():
+    text = ("Traceback (most recent call last):\n  File \"train.py\", line 9, in <module>\n"
+            "ImportError: /home/u/.cache/torch_extensions/py311_cu124/cpu_adam/cpu_adam.so: undefined symbol: "
+            "_ZN3c1017RegisterOperatorsD1Ev\n")
+    top, fix = first(text)
+    assert "torch_extensions_dir" in fix and "cpu_adam" in fix and "rm " not in fix, fix
+
+
+def test_vllm_ops_warning_with_a_torch_symbol_is_the_problem():
+    text = ("WARNING 01-09 10:00:01 _custom_ops.py:21] Failed to import from vllm._C with ImportError('/srv/venv/lib/"
+            "python3.12/site-packages/vllm/_C.abi3.so: undefined symbol: _ZN2at4_ops5zeros4callEN3c108ArrayRefINS2_6SymIntEEE')\n")
+    top, fix = first(text)
+    assert "reinstall vllm" in fix and "matching torch" in fix, fix
+
+
+def test_vllm_ops_warning_without_a_symbol_is_not_this_entry():
+    text = "WARNING 01-09 10:00:01 _custom_ops.py:21] Failed to import from vllm._C with ModuleNotFoundError('No module named vllm._C')\n"
+    assert not any(getattr(getattr(p, "entry", None), "id", "") == "FDE728" for p in scan(text).ordered())

@@ -47,7 +47,8 @@ _READERS = {"so-missing": libs.answer, "symbol": readers.symbol, "module": reade
             "advice": b2.advice,
             "compiler": b3.compiler, "nvcc": b3.nvcc, "build-failed": b3.build_failed,
             "ptxas-old": b3.ptxas_old,
-            "module-b3": readers.module, "inductor-internal": b3.inductor_internal}
+            "module-b3": readers.module, "inductor-internal": b3.inductor_internal,
+            "pair-cuda": b3.pair_cuda, "jit-ext": b3.jit_extension}
 
 
 _WARNING = re.compile(r"[Ww]arning|WARNING|\bwarn\b|\bW\d{4} |Error caught was|not available|will not be enabled"

@@ -23,7 +23,7 @@ from ...text import t
 from .collect import Seen
 from .context import LogFacts
 from .model import Answer
-from . import tables
+from . import abi, history, tables
 from .tables import _load
 from .readers import SAFE, _answer, _dist_of
 
@@ -128,3 +128,30 @@ def inductor_internal(seen: Seen, facts: LogFacts) -> Optional[Answer]:
                    t("structural.b3.cause.inductor"),
                    t("structural.b3.fix.inductor", pkg=dist or t("structural.b3.word.compiling_package")),
                    with_pkg + ['python -c "import torch; print(torch.__version__)"'], seen, facts, 70, dist)
+
+
+def pair_cuda(seen: Seen, facts: LogFacts) -> Optional[Answer]:
+    """torchvision/torchaudio built for another CUDA major than torch: its release for this torch, from
+    the index of torch's CUDA (the version the message states)."""
+    dist, cuda = seen.groups.get("dist", ""), seen.groups.get("cuda", "")
+    tag = "cu" + cuda.replace(".", "")
+    vision, audio = history.companions(facts.torch_release) if facts.torch_release else (None, None)
+    pin = {"torchvision": vision, "torchaudio": audio}.get(dist)
+    summary, commands = abi.pair_fix(dist, facts)
+    if pin:
+        commands = [f"python -m pip install --force-reinstall --no-deps {dist}=={pin} "
+                    f"--index-url https://download.pytorch.org/whl/{tag}"]
+    return _answer("version-constraint", dist, "high", t("structural.b3.title.pair_cuda", dist=dist),
+                   t("structural.b3.cause.pair_cuda", dist=dist, cuda=cuda), summary,
+                   commands + ['python -c "import torch; print(torch.__version__, torch.version.cuda)"'], seen, facts, 20)
+
+
+def jit_extension(seen: Seen, facts: LogFacts) -> Optional[Answer]:
+    """A torch JIT extension (torch.utils.cpp_extension.load) built by another torch, reused from the cache."""
+    name = seen.groups.get("name", "")
+    new_dir = 'export TORCH_EXTENSIONS_DIR="$HOME/.cache/torch_extensions_$(python -c \'import torch; print(torch.__version__)\')"'
+    if facts.platform == "windows":
+        new_dir = "set TORCH_EXTENSIONS_DIR=%LOCALAPPDATA%\\torch_extensions_new"
+    return _answer("undefined-symbol", "torch", "high", t("structural.b3.title.jit_ext", name=name),
+                   t("structural.b3.cause.jit_ext", name=name), t("structural.b3.fix.jit_ext", name=name),
+                   [new_dir], seen, facts, 19)

@@ -309,6 +309,20 @@ UNITS = (
         r"BackendCompilerFailed: backend='inductor' raised",
         r"torch\._inductor\.exc\.(?P<exc>InductorError|LoweringException): (?P<inner>[A-Za-z]\w{0,60}(?:Error|Exception))",
         r"\] Error in codegen for (?P<node>[A-Za-z]\w{0,60})",
+    )),
+    # torchvision/torchaudio's own check (torchvision/extension.py _check_cuda_version): "Detected that PyTorch
+    # and torchvision were compiled with different CUDA major versions. PyTorch has CUDA Version=11.8 and
+    # torchvision has CUDA Version=12.1."
+    ("pair-cuda", "shape", (
+        r"PyTorch and (?P<dist>torchvision|torchaudio) were compiled with different CUDA (?:major )?versions\. "
+        r"PyTorch has CUDA Version=(?P<cuda>\d{1,2}\.\d{1,2})",
+    )),
+    # An extension JIT-built by torch.utils.cpp_extension.load (DeepSpeed ops, ...) into torch's extension
+    # cache (TORCH_EXTENSIONS_DIR, default ~/.cache/torch_extensions/<py>_<cu>/<name>/): reused by name after
+    # torch changed, it misses torch's symbols.
+    ("jit-ext", "shape", (
+        r"torch_extensions[\\/](?P<tag>py\d{2,3}_(?:cu\d{2,4}|cpu))[\\/](?P<name>\w{1,80})[\\/][\w.-]{1,120}\.(?:so|pyd): "
+        r"undefined symbol: (?P<sym>_ZN(?:3c10|2at|5torch)\w{0,400})",
     )),)
 
 LAYER_IDS = {uid: n for n, (uid, _layer, _pats) in enumerate(UNITS)}
