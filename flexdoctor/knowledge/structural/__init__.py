@@ -26,6 +26,7 @@ from ...model import Fix
 from ...text import t
 from . import abi, errors, libs, readers
 from . import b2
+from . import b3
 from .collect import Collector, has_progress, last_progress_in
 from .context import LogFacts, facts
 from .model import CONFIDENCE, KINDS, Answer
@@ -43,7 +44,11 @@ _READERS = {"so-missing": libs.answer, "symbol": readers.symbol, "module": reade
             "module-b": readers.module,
             "numpy-abi": b2.numpy_abi,
             "dynamo-py": b2.dynamo_python,
-            "advice": b2.advice}
+            "advice": b2.advice,
+            "compiler": b3.compiler, "nvcc": b3.nvcc, "build-failed": b3.build_failed,
+            "ptxas-old": b3.ptxas_old,
+            "module-b3": readers.module, "inductor-internal": b3.inductor_internal,
+            "pair-cuda": b3.pair_cuda, "jit-ext": b3.jit_extension}
 
 
 _WARNING = re.compile(r"[Ww]arning|WARNING|\bwarn\b|\bW\d{4} |Error caught was|not available|will not be enabled"

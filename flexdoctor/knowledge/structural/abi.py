@@ -62,11 +62,22 @@ def _pyg_fix(dist: str, facts: LogFacts) -> tuple[str, list]:
         "python -c \"import torch; print(torch.__version__, torch.version.cuda)\""]
 
 
+def pinned_fix(dist: str, facts: LogFacts) -> tuple[str, list]:
+    """A package whose release is built against one exact torch (vllm, sglang/sgl-kernel, torchao):
+    the torch its release requires, read from its own metadata, or its release made for this torch."""
+    probe = ("python -c \"import importlib.metadata as m; "
+             f"print(m.version('{dist}'), [r for r in m.requires('{dist}') or [] if r.startswith('torch')])\"")
+    return t("structural.b3.fix.pinned", dist=dist, torch=_installed(facts)), [
+        probe, "python -c \"import torch; print(torch.__version__, torch.version.cuda)\""]
+
+
 def rebuild_fix(row: dict, facts: LogFacts) -> Optional[tuple[str, list]]:
     """How a package built for another torch is made to match the installed one, by its install rule;
     None where the generic reinstall stands."""
     rule, dist = row["rule"], row["dist"]
     name = row.get("name", dist)
+    if row.get("pins_torch"):
+        return pinned_fix(dist, facts)
     if rule == "torch-pair":
         return pair_fix(dist, facts)
     if rule == "source":

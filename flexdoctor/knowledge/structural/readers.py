@@ -189,10 +189,31 @@ def module(seen: Seen, facts: LogFacts) -> Optional[Answer]:
     row = tables.module_row(mod)
     summary, commands, confidence = _module_fix(mod, row, facts)
     importer = _importer(seen, facts, mod)
-    if importer:
+    sub = _submodule_fix(mod, row, importer, seen)
+    if sub is not None:
+        summary, commands = sub
+    elif importer:
         summary += " " + t("structural.b.mod.importer", pkg=importer, mod=mod.split(".")[0])
     return _answer("missing-module", mod, confidence, t("structural.title.module", mod=mod),
                    t("structural.cause.module", mod=mod), summary, commands, seen, facts, 30)
+
+
+def _submodule_fix(mod: str, row: Optional[dict], importer: Optional[str], seen: Seen) -> Optional[tuple[str, list]]:
+    """``No module named 'triton.common'``: Python names the dotted path only once its parent imported,
+    so the parent is installed and lacks the submodule: the code importing it was written for another
+    release of it. Not for torch (a missing torch._C is a broken install) or the standard library, nor
+    where a row names the dotted module itself (flash_attn.cute is another distribution)."""
+    parts = mod.split(".")
+    top = parts[0]
+    if len(parts) < 2 or not all(parts) or row is None or row["module"] != top or row["rule"] in ("torch", "stdlib"):
+        return None
+    if not SAFE.fullmatch(row["dist"]):
+        return None
+    dist = _dist_of(importer) if importer else None
+    shown = importer if dist else t("structural.b3.word.importing_package")
+    commands = ([f"python -m pip install --upgrade {dist}"] if dist else []) + [
+        f"python -m pip show {row['dist']}", "python -m pip check"]
+    return t("structural.b3.mod.submodule", pkg=shown, mod=mod, top=top, dist=row["dist"]), commands
 
 
 def _importer(seen: Seen, facts: LogFacts, mod: str) -> Optional[str]:

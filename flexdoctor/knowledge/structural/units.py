@@ -279,6 +279,62 @@ UNITS = (
         r"is not available => install it using `pip3? install (?P<dist>[A-Za-z][\w.-]{0,60})`",
         r"(?:You can install it with pip|[Pp]lease install it with|[Pp]lease run|[Ii]nstall it (?:with|using)):? "
         r"`pip3? install (?P<args>[^`\n]{1,200})`",
+    )),
+    # --- tune-b3
+    # No C/C++ compiler: torch/_inductor/cpp_builder.py check_compiler_exist_windows ("Compiler: cl is not
+    # found."), torch/_inductor/exc.py InvalidCxxCompiler ("No working C++ compiler found"), setuptools'
+    # _distutils/_msvccompiler.py ("Microsoft Visual C++ 14.0 or greater is required"), distutils spawn
+    # ("error: command 'gcc' failed: No such file or directory").
+    ("compiler", "shape", (
+        r"Compiler: (?P<cc>[\w.+-]{1,40}|\{compiler\}) is not found",
+        r"(?P<msvc>Microsoft Visual C\+\+ \d{1,2}\.\d{1,2}) (?:or greater )?is required",
+        r"No working C\+\+ compiler found",
+        r"error: command '(?P<cc>cl\.exe|cl|gcc|g\+\+|cc|c\+\+|clang\+\+|clang|x86_64-linux-gnu-gcc"
+        r"|x86_64-linux-gnu-g\+\+|aarch64-linux-gnu-gcc)' failed: No such file or directory",
+    )),
+    # A CUDA extension built without nvcc, read on every platform but macOS (errors.cuda_build answers there).
+    ("nvcc", "shape", (
+        r"(?P<dist>[A-Za-z][\w-]{0,60}) was requested, but nvcc was not found",
+        r"CUDA_HOME environment variable is not set",
+    )),
+    # pip's summary of a failed source build, for CUDA extensions (modules.toml rules needs-torch, linux-cuda, torch-pair):
+    # the compiler's own error, when the log has it, is read by the shapes above and ranks first.
+    ("build-failed", "shape", (
+        r"Running setup\.py install for (?P<dist>[A-Za-z][\w.-]{0,60}) \.\.\. error",
+        r"Building wheel for (?P<dist>[A-Za-z][\w.-]{0,60}) \((?:setup\.py|pyproject\.toml)\) \.\.\. error",
+        r"Failed building wheel for (?P<dist>[A-Za-z][\w.-]{0,60})",
+        r"Failed to build (?P<dist>[A-Za-z][\w.-]{0,60})$",
+    )),
+    # ptxas older than the PTX it is given (Triton with a system ptxas, a JIT toolchain behind the code
+    # generator): "ptxas ... fatal   : Unsupported .version 8.6; current version is '8.5'".
+    ("ptxas-old", "shape", (
+        r"Unsupported \.version (?P<ptx>\d{1,2}\.\d{1,2}); current version is '(?P<have>\d{1,2}\.\d{1,2})'",
+    )),
+    # A missing module whose line was cut before its closing quote (a notebook's rendered traceback).
+    ("module-b3", "shape", (
+        r"^ModuleNotFoundError: No module named '(?P<mod>[A-Za-z_][\w.]{0,199})$",
+    )),
+    # An error inside torch.compile's compiler (Inductor): its wrapper exceptions and codegen's own log line.
+    # torch/_dynamo/exc.py BackendCompilerFailed ("backend='inductor' raised:"), torch/_inductor/exc.py
+    # InductorError / LoweringException, torch/_inductor/scheduler.py ("Error in codegen for ...").
+    ("inductor-internal", "shape", (
+        r"BackendCompilerFailed: backend='inductor' raised",
+        r"torch\._inductor\.exc\.(?P<exc>InductorError|LoweringException): (?P<inner>[A-Za-z]\w{0,60}(?:Error|Exception))",
+        r"\] Error in codegen for (?P<node>[A-Za-z]\w{0,60})",
+    )),
+    # torchvision/torchaudio's own check (torchvision/extension.py _check_cuda_version): "Detected that PyTorch
+    # and torchvision were compiled with different CUDA major versions. PyTorch has CUDA Version=11.8 and
+    # torchvision has CUDA Version=12.1."
+    ("pair-cuda", "shape", (
+        r"PyTorch and (?P<dist>torchvision|torchaudio) were compiled with different CUDA (?:major )?versions\. "
+        r"PyTorch has CUDA Version=(?P<cuda>\d{1,2}\.\d{1,2})",
+    )),
+    # An extension JIT-built by torch.utils.cpp_extension.load (DeepSpeed ops, ...) into torch's extension
+    # cache (TORCH_EXTENSIONS_DIR, default ~/.cache/torch_extensions/<py>_<cu>/<name>/): reused by name after
+    # torch changed, it misses torch's symbols.
+    ("jit-ext", "shape", (
+        r"torch_extensions[\\/](?P<tag>py\d{2,3}_(?:cu\d{2,4}|cpu))[\\/](?P<name>\w{1,80})[\\/][\w.-]{1,120}\.(?:so|pyd): "
+        r"undefined symbol: (?P<sym>_ZN(?:3c10|2at|5torch)\w{0,400})",
     )),)
 
 LAYER_IDS = {uid: n for n, (uid, _layer, _pats) in enumerate(UNITS)}
