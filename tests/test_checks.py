@@ -327,7 +327,7 @@ def test_broken_torch_reports_the_error_and_stage():
     imp = result("broken_torch", "FD202")
     assert "undefined symbol: ncclCommRegister" in imp.message
     # read by explain's structural layer (issue 22): torch misses an NCCL symbol -> its NCCL package
-    assert any("nvidia-nccl-cu12" in c for c in imp.fix.commands)
+    assert "nvidia-nccl-cu12" in imp.fix.summary and any("nccl" in c for c in imp.fix.commands)
     assert any("Traceback" in d or "import torch" in d for d in imp.details)
     crash = result("broken_torch_segfault", "FD202")
     assert "torch.cuda.is_available" in crash.message and "SIGSEGV" in crash.message

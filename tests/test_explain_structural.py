@@ -188,9 +188,19 @@ def test_pip_versions_and_conflicts():
 def test_a_survived_error_is_not_read():
     log = ("Traceback (most recent call last):\n  File \"/x/site-packages/foo/a.py\", line 1\n"
            "ModuleNotFoundError: No module named 'peft'\n"
-           " 10%|#         | 10/100 [00:01<00:09, 9.50it/s]\n")
+           " 10%|#         | 10/100 [00:01<00:09, 9.50it/s]\n"
+           " 20%|##        | 20/100 [00:02<00:08, 9.50it/s]\n"
+           " 30%|###       | 30/100 [00:03<00:07, 9.50it/s]\n")  # the bar moved on: the run survived
     result = kbx.scan(io.BytesIO(log.encode()))
     assert result.answers == () and not result.found
+
+
+def test_a_bar_redrawn_at_exit_after_the_traceback_is_no_survival():
+    """tqdm redraws its bar as the process dies: one bar line right after the traceback ends the log."""
+    log = ("Traceback (most recent call last):\n  File \"/x/site-packages/foo/a.py\", line 1\n"
+           "ModuleNotFoundError: No module named 'peft'\n"
+           " 10%|#         | 10/100 [00:01<00:09, 9.50it/s]\n")
+    assert first(log).subject == "peft"
 
 
 def test_a_bar_that_never_moved_is_no_progress():

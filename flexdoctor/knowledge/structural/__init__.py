@@ -117,6 +117,11 @@ def unknown(log: LogFacts) -> Answer:
                   package=log.package, facts=log.to_dict())
 
 
+# Readings of a wrapper error (an error raised inside Inductor, b3.inductor_internal: rank 70) say
+# little beside an entry or a specific reading of the same log, so they are shown only alone.
+LAST_RESORT = 70
+
+
 def interpret(c: Collector, taken: Iterable[int], known: bool) -> tuple[tuple[Answer, ...], LogFacts]:
     """The structural answers of a scanned log, most fundamental first. ``taken``: lines a fingerprint
     entry matched (the entry answers there); ``known``: whether any entry found a problem."""
@@ -128,6 +133,8 @@ def interpret(c: Collector, taken: Iterable[int], known: bool) -> tuple[tuple[An
         whole = facts(c, region=0)
         out = sorted(_answers(c, whole, set(taken)), key=lambda a: (a.rank, a.line))
         log = whole if out else log
+    if known or any(a.rank < LAST_RESORT for a in out):  # a wrapper's reading only where nothing says more
+        out = [a for a in out if a.rank < LAST_RESORT]
     if not out and not known and log.root is not None:
         out = [unknown(log)]
     return tuple(_killed_last_first(out, log)), log
