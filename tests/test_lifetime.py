@@ -115,6 +115,17 @@ def _alive(pid: int) -> bool:
     return state not in (b"Z", b"X")
 
 
+def _ended(pid: int, within: float = 10.0) -> bool:
+    """Dead within a few seconds: a SIGKILL'd process still has to be scheduled to exit, which on a
+    loaded 2-core runner is not instant (the sleepers here would live 300 s if never killed)."""
+    deadline = time.monotonic() + within
+    while _alive(pid):
+        if time.monotonic() > deadline:
+            return False
+        time.sleep(0.05)
+    return True
+
+
 @pytest.fixture
 def sandbox(tmp_path):
     box = Sandbox(tmp_path)
@@ -199,7 +210,7 @@ def test_run_ends_what_a_finished_process_left_behind(tmp_path):
     script = f"setsid sleep 300 & echo $! > {pid_file}; echo hello"
     done = worker_run.run(["bash", "-c", script], timeout=30)
     assert done.returncode == 0 and done.stdout == "hello\n"  # not held up by the sleeper's pipe
-    assert not _alive(int(pid_file.read_text()))
+    assert _ended(int(pid_file.read_text()))
 
 
 def test_run_time_box_kills_setsid_grandchildren(tmp_path):
@@ -207,7 +218,7 @@ def test_run_time_box_kills_setsid_grandchildren(tmp_path):
     script = f"setsid bash -c 'sleep 300 & echo $! > {pid_file}; wait' & echo started; sleep 300"
     done = worker_run.run(["bash", "-c", script], timeout=2)
     assert done.timed_out and done.returncode is None and done.stdout == "started\n"
-    assert not _alive(int(pid_file.read_text()))
+    assert _ended(int(pid_file.read_text()))
     assert lifetime._LIVE == {}
 
 
