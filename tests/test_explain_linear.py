@@ -48,6 +48,9 @@ def _growth(rx: re.Pattern, small: str, big: str) -> tuple[float, float]:
         return tb, 0.0
     ts = _redos.best_time(rx, small, 5)
     tb = _redos.best_time(rx, big, 5)
+    if tb / max(ts, 1e-6) > RATIO:  # a busy runner's hiccup, or real: the best of many runs decides
+        ts = min(ts, _redos.best_time(rx, small, 15))
+        tb = min(tb, _redos.best_time(rx, big, 15))
     return tb, tb / max(ts, 1e-6)
 
 
