@@ -31,6 +31,8 @@ import re
 from dataclasses import dataclass, field
 from typing import Optional
 
+from ..timing import torchlog
+
 LOG_GLOB = "dedicated_log_torch_trace_*.log"
 _CACHE_ARTIFACT = re.compile(r"^(fx_graph|aotautograd)_cache_(hit|miss|bypass|hash)$")
 _RANK_FILE = re.compile(r"dedicated_log_torch_trace_rank_(\d+)_")
@@ -177,33 +179,8 @@ def _wants_payload(meta: dict) -> bool:
 def read_file(path: str, trace: Trace) -> None:
     m = _RANK_FILE.search(os.path.basename(path))
     reader = _Reader(trace, int(m.group(1)) if m else None)
-    meta: Optional[dict] = None
-    payload: Optional[list] = None
-
-    def flush() -> None:
-        if meta is not None:
-            reader.record(meta, "\n".join(payload) if payload is not None else None)
-
-    with open(path, encoding="utf-8", errors="replace") as fh:
-        for line in fh:
-            if line.startswith("\t"):
-                if payload is not None and len(payload) < MAX_PAYLOAD_LINES:
-                    payload.append(line[1:].rstrip("\n"))
-                continue
-            at = line.find("] {")
-            if at < 0:
-                continue
-            flush()
-            try:
-                meta = json.loads(line[at + 2:])
-            except ValueError:
-                meta = None
-                continue
-            if not isinstance(meta, dict):
-                meta = None
-                continue
-            payload = [] if _wants_payload(meta) else None
-        flush()
+    for _pid, meta, payload in torchlog.records(path, _wants_payload, MAX_PAYLOAD_LINES):
+        reader.record(meta, payload)
 
 
 def read(directory: str) -> Trace:

@@ -39,7 +39,7 @@ import glob
 import json
 import os
 import re
-from typing import Iterator, Optional
+from typing import Callable, Iterator, Optional
 
 from .model import Compile, Span, TorchLog
 
@@ -88,15 +88,18 @@ def phase_of(name: str, parent: Optional[str], codegen: bool) -> str:
 # --------------------------------------------------------------------------- records
 
 
-def records(path: str) -> Iterator[tuple]:
-    """(pid from the header, metadata dict, payload text or None) for each record of one file."""
+def records(path: str, wants: Optional[Callable[[dict], bool]] = None,
+            max_lines: int = MAX_PAYLOAD_LINES) -> Iterator[tuple]:
+    """(pid from the header, metadata dict, payload text or None) for each record of one file of
+    torch's structured trace; ``wants(meta)`` says whose payload to keep (at most ``max_lines``)."""
+    wants = _wants if wants is None else wants
     meta: Optional[dict] = None
     pid: Optional[int] = None
     payload: Optional[list] = None
     with open(path, encoding="utf-8", errors="replace") as fh:
         for line in fh:
             if line.startswith("\t"):
-                if payload is not None and len(payload) < MAX_PAYLOAD_LINES:
+                if payload is not None and len(payload) < max_lines:
                     payload.append(line[1:].rstrip("\n"))
                 continue
             at = line.find("] {")
@@ -113,7 +116,7 @@ def records(path: str) -> Iterator[tuple]:
             if not isinstance(meta, dict):
                 meta = None
                 continue
-            payload = [] if _wants(meta) else None
+            payload = [] if wants(meta) else None
     if meta is not None:
         yield pid, meta, ("\n".join(payload) if payload is not None else None)
 
