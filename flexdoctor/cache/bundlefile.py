@@ -88,13 +88,13 @@ def _check_fd(fd: int, path: str, uid: Optional[int]) -> os.stat_result:
     return st
 
 
-def open_trusted(path: str, uid: Optional[int] = None) -> int:
-    """A read-only descriptor of the bundle at ``path``, or Refused (nothing read yet)."""
-    uid = safety.current_uid() if uid is None else uid
-    real = _check_walk(path, uid)
-    flags = os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0)
+_READ_FLAGS = os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0)
+
+
+def _open_checked(real: str, path: str, uid: Optional[int]) -> int:
+    """A read-only descriptor of ``real`` (no link followed at the name), judged by ``_check_fd``."""
     try:
-        fd = os.open(real, flags)
+        fd = os.open(real, _READ_FLAGS)
     except FileNotFoundError:
         raise Refused("missing", path=path) from None
     except OSError as exc:
@@ -107,23 +107,16 @@ def open_trusted(path: str, uid: Optional[int] = None) -> int:
     return fd
 
 
+def open_trusted(path: str, uid: Optional[int] = None) -> int:
+    """A read-only descriptor of the bundle at ``path``, or Refused (nothing read yet)."""
+    uid = safety.current_uid() if uid is None else uid
+    return _open_checked(_check_walk(path, uid), path, uid)
+
+
 def open_plain(path: str) -> int:
     """A descriptor for reading only the metadata (``fleet merge --bundle``): no link followed at
     the name, a regular file; owners are not judged (nothing in it runs there)."""
-    flags = os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0)
-    real = os.path.realpath(os.path.abspath(os.path.expanduser(path)))
-    try:
-        fd = os.open(real, flags)
-    except FileNotFoundError:
-        raise Refused("missing", path=path) from None
-    except OSError as exc:
-        raise Refused("unreadable", path=path, error=exc.strerror or str(exc)) from None
-    try:
-        _check_fd(fd, path, None)
-    except BaseException:
-        os.close(fd)
-        raise
-    return fd
+    return _open_checked(os.path.realpath(os.path.abspath(os.path.expanduser(path))), path, None)
 
 
 # --------------------------------------------------------------------------- what it is
