@@ -14,6 +14,7 @@ import threading
 import time
 from typing import Callable, Optional
 
+from ..worker import lifetime as worker_lifetime
 from ..worker import run as worker_run
 from . import boot, phases, torchlog
 from .model import Measurement, Process
@@ -23,14 +24,9 @@ POLL_S = 0.01  # how often the watcher looks at /proc: an exit is seen at most t
 
 def _stat(pid: int) -> Optional[tuple]:
     """(state, start ticks) of a process from /proc/PID/stat, None when it is gone."""
+    rest = worker_lifetime.proc_stat(pid)
     try:
-        with open(f"/proc/{pid}/stat", "rb") as fh:
-            data = fh.read()
-    except OSError:
-        return None
-    rest = data[data.rfind(b")") + 2:].split()
-    try:
-        return rest[0].decode("ascii", "replace"), int(rest[19])
+        return None if rest is None else (rest[0].decode("ascii", "replace"), int(rest[19]))
     except (IndexError, ValueError):
         return None
 

@@ -244,14 +244,20 @@ def _stat_table() -> dict:
     return table
 
 
-def _stat(pid: int) -> Optional[tuple]:
+def proc_stat(pid: int) -> Optional[list]:
+    """The fields of /proc/PID/stat after the name (state first, then ppid, ...: proc(5) numbers
+    them from 3), None when the process is gone."""
     try:
         with open(f"/proc/{pid}/stat", "rb") as fh:
             data = fh.read()
     except OSError:
         return None
-    rest = data[data.rfind(b")") + 2:].split()  # the name in parentheses may hold spaces
-    return int(rest[1]), rest[0].decode("ascii", "replace")
+    return data[data.rfind(b")") + 2:].split()  # the name in parentheses may hold spaces
+
+
+def _stat(pid: int) -> Optional[tuple]:
+    rest = proc_stat(pid)
+    return None if rest is None else (int(rest[1]), rest[0].decode("ascii", "replace"))
 
 
 def _alive(pid: int) -> bool:
