@@ -5,32 +5,9 @@ exists, and healthy lines of the same vocabulary that must raise nothing."""
 
 from __future__ import annotations
 
-import io
-
 import pytest
 
-from flexdoctor.knowledge import explain as kbx
-
-
-def scan(text: str):
-    return kbx.scan(io.BytesIO(text.encode()))
-
-
-def first(text: str):
-    items = scan(text).ordered()
-    assert items, text
-    return items[0]
-
-
-def fix_text(item) -> str:
-    fix = item.fix if hasattr(item, "fix") else kbx.fix_for(item)
-    return fix.summary + "\n" + "\n".join(fix.commands)
-
-
-def healthy(text: str) -> None:
-    result = scan(text)
-    assert not result.found and not any(a.kind == "unknown" for a in result.answers), \
-        [getattr(x, "kind", None) or x.entry.id for x in result.ordered()]
+from _explain_items import first, fix_text, healthy, scan
 
 
 # --- drivers -----------------------------------------------------------------------------------------

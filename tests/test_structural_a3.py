@@ -7,38 +7,11 @@ siblings of the same class, and healthy lines of the same vocabulary that must r
 
 from __future__ import annotations
 
-import io
-
 import pytest
 
-from flexdoctor.knowledge import explain as kbx
+from _explain_items import first, fix_text, healthy, ident, scan
 
 TB = "Traceback (most recent call last):\n  File \"run.py\", line 3, in <module>\n    y = model(x)\n"
-
-
-def scan(text: str):
-    return kbx.scan(io.BytesIO(text.encode()))
-
-
-def first(text: str):
-    items = scan(text).ordered()
-    assert items, text
-    return items[0]
-
-
-def fix_text(item) -> str:
-    fix = item.fix if hasattr(item, "fix") else kbx.fix_for(item)
-    return fix.summary + "\n" + "\n".join(fix.commands)
-
-
-def ident(item) -> str:
-    return item.entry.id if hasattr(item, "entry") else f"{item.kind}:{item.subject}"
-
-
-def healthy(text: str) -> None:
-    result = scan(text)
-    assert not result.found and not any(a.kind == "unknown" for a in result.answers), \
-        [ident(x) for x in result.ordered()]
 
 
 # --- cuBLAS status errors -------------------------------------------------------------------------

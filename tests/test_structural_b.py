@@ -6,24 +6,15 @@ written for these tests in the shape the real tools print (not copied from the c
 
 from __future__ import annotations
 
-import io
-
 import pytest
 
-from flexdoctor.knowledge import explain as kbx
 from flexdoctor.knowledge.structural import abi, history, tables
 
-
-def scan(text: str) -> kbx.Result:
-    return kbx.scan(io.BytesIO(text.encode()))
+from _explain_items import first, fix_text, scan
 
 
 def first_fix(text: str) -> str:
-    items = scan(text).ordered()
-    assert items, text
-    top = items[0]
-    fix = top.fix if hasattr(top, "fix") else kbx.fix_for(top)
-    return (fix.summary + "\n" + "\n".join(fix.commands)).lower()
+    return fix_text(first(text)).lower()
 
 
 def first_id(text: str) -> str:

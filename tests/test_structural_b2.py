@@ -6,23 +6,15 @@ written for these tests in the shape the real tools print (not copied from the c
 
 from __future__ import annotations
 
-import io
-
 import pytest
 
-from flexdoctor.knowledge import explain as kbx
-
-
-def scan(text: str) -> kbx.Result:
-    return kbx.scan(io.BytesIO(text.encode()))
+from _explain_items import first as first_item
+from _explain_items import fix_text, scan
 
 
 def first(text: str):
-    items = scan(text).ordered()
-    assert items, text
-    top = items[0]
-    fix = top.fix if hasattr(top, "fix") else kbx.fix_for(top)
-    return top, (fix.summary + "\n" + "\n".join(fix.commands)).lower()
+    top = first_item(text)
+    return top, fix_text(top).lower()
 
 
 TB = "Traceback (most recent call last):\n  File \"/srv/app/run.py\", line 3, in <module>\n    import {mod}\n"

@@ -12,17 +12,13 @@ import pytest
 
 from flexdoctor.knowledge import explain as kbx
 
-
-def scan(text: str) -> kbx.Result:
-    return kbx.scan(io.BytesIO(text.encode()))
+from _explain_items import first as first_item
+from _explain_items import fix_text, scan
 
 
 def first(text: str):
-    items = scan(text).ordered()
-    assert items, text
-    top = items[0]
-    fix = top.fix if hasattr(top, "fix") else kbx.fix_for(top)
-    return top, (fix.summary + "\n" + "\n".join(fix.commands)).lower()
+    top = first_item(text)
+    return top, fix_text(top).lower()
 
 
 WIN_TB = ('Traceback (most recent call last):\n  File "D:\\apps\\sd\\venv\\Lib\\site-packages\\torch\\_inductor\\'

@@ -712,6 +712,12 @@ def fix_for(problem: Problem):
     return type(fix)(summary=fix.summary, commands=extra + fix.commands, kb=fix.kb, links=fix.links)
 
 
+def item_fix(item):
+    """The fix of any item of ``Result.ordered()``: a structural answer's own, an entry's as filled
+    from the log (``fix_for``)."""
+    return item.fix if isinstance(item, structural.Answer) else fix_for(item)
+
+
 _PLACEHOLDER = re.compile(r"\{([A-Za-z_][A-Za-z0-9_]*)\}")
 
 

@@ -156,16 +156,15 @@ def _norm(kind: str, subject: str) -> str:
 
 def first_answer(result) -> Optional[tuple[str, str, str]]:
     """(kind, subject, fix text) of the first answer of an explain Result, or None."""
-    from .explain import fix_for
+    from .explain import item_fix
 
     items = result.ordered()
     if not items:
         return None
     item = items[0]
-    if hasattr(item, "kind"):
-        return item.kind, item.subject, item.fix.summary + "\n" + "\n".join(item.fix.commands)
-    fix = fix_for(item)
-    return "entry", item.entry.id, fix.summary + "\n" + "\n".join(fix.commands)
+    fix = item_fix(item)
+    kind, subject = (item.kind, item.subject) if hasattr(item, "kind") else ("entry", item.entry.id)
+    return kind, subject, fix.summary + "\n" + "\n".join(fix.commands)
 
 
 def judge(case: Case, result) -> bool:
