@@ -170,31 +170,28 @@ def _unbounded(op, av) -> bool:
     return op in _REPEATS and (av[1] is MAXREPEAT or av[1] >= 1000)
 
 
-def _contains_unbounded(seq) -> bool:
+def _anywhere(seq, here) -> bool:
+    """Whether ``here(op, av)`` holds at some node of the parse tree, groups, branches and repeats
+    included."""
     for op, av in seq:
-        if _unbounded(op, av):
+        if here(op, av):
             return True
-        if op is sre.SUBPATTERN and _contains_unbounded(av[-1]):
+        if op is sre.SUBPATTERN and _anywhere(av[-1], here):
             return True
-        if op is sre.BRANCH and any(_contains_unbounded(s) for s in av[1]):
+        if op is sre.BRANCH and any(_anywhere(s, here) for s in av[1]):
             return True
-        if op in _REPEATS and _contains_unbounded(av[2]):
+        if op in _REPEATS and _anywhere(av[2], here):
             return True
     return False
+
+
+def _contains_unbounded(seq) -> bool:
+    return _anywhere(seq, _unbounded)
 
 
 def nested_quantifiers(seq) -> bool:
     """An unbounded repeat whose body holds another unbounded repeat: ``(a+)+``, ``(\\w+\\s?)*``."""
-    for op, av in seq:
-        if _unbounded(op, av) and _contains_unbounded(av[2]):
-            return True
-        if op is sre.SUBPATTERN and nested_quantifiers(av[-1]):
-            return True
-        if op is sre.BRANCH and any(nested_quantifiers(s) for s in av[1]):
-            return True
-        if op in _REPEATS and nested_quantifiers(av[2]):
-            return True
-    return False
+    return _anywhere(seq, lambda op, av: _unbounded(op, av) and _contains_unbounded(av[2]))
 
 
 def leading_run(seq) -> bool:
