@@ -30,6 +30,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
+from bench_trace import plain  # noqa: E402  (benchmarks/ is the script's folder: on sys.path)
 from flexdoctor.cache import warm  # noqa: E402
 from flexdoctor.workload import Workload  # noqa: E402
 
@@ -38,17 +39,6 @@ CONFIG = {  # FACTS §11's H100 step: bf16 GQA 32/8, d128, L4096, causal, fwd+bw
     "cpu": "--preset cpu-smoke",
 }
 DROP = ("TORCH_TRACE", "TORCHINDUCTOR_COMPILE_THREADS", "TORCHINDUCTOR_CACHE_DIR")
-
-
-def plain(argv: list, env: dict) -> float:
-    """Wall time of a fresh process, in a session of its own as flexdoctor starts its own."""
-    t = time.monotonic()
-    done = subprocess.run(argv, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, timeout=1800,
-                          start_new_session=True)
-    wall = time.monotonic() - t
-    if done.returncode != 0:
-        raise SystemExit(f"failed ({done.returncode}): {shlex.join(argv)}")
-    return wall
 
 
 def warm_cache(args, cache: str, env: dict) -> dict:
