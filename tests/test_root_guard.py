@@ -220,7 +220,8 @@ def test_the_users_own_command_line_runs_but_not_through_a_python_a_user_can_cha
     _plant_pth(_site(venv), marker)
     cache = box / "cache"
     for args in (("warm-cache", "--cache-dir", str(cache), "--run", f"{venv}/bin/python -c pass"),
-                 ("cache", "why", "--cache-dir", str(cache), "--", f"{venv}/bin/python", "-c", "pass")):
+                 ("cache", "why", "--cache-dir", str(cache), "--", f"{venv}/bin/python", "-c", "pass"),
+                 ("trace", "--cache-dir", str(cache), "--", f"{venv}/bin/python", "-c", "pass")):
         done = _flexdoctor(*args)
         assert done.returncode == 2 and "refusing to run" in done.stderr, (args, done.stderr)
         assert not marker.exists()

@@ -17,6 +17,7 @@ from ..cliutil import check_output as _check_output
 from ..cliutil import usage_error as _usage_error
 from ..cliutil import write as _write
 from ._common import OutputOpt
+from ._root import require_safe_command
 from ._safety import guard_cache_dirs
 
 # Everything after the first word of the command is the command's own: `-- CMD ARGS...`.
@@ -94,6 +95,7 @@ def trace(
     loc = locations.inductor(env)
     root, source = loc.path, ("--cache-dir" if cache_dir is not None else loc.source)
     guard_cache_dirs(root, env)  # the command compiles into this cache and loads code from it
+    require_safe_command(argv, env)  # as root: not a program (or Python) a non-root user can change
     if keep_trace is not None and keep_trace.exists() and not keep_trace.is_dir():
         raise _usage_error(t("cli.error.not_a_dir", what=f"--keep-trace {keep_trace}"))
     typer.echo(terminal_line(t("trace.running", command=trace_view.command_line(argv), path=root)), err=True)
