@@ -3,7 +3,6 @@ structured trace; say where the time went, what went wrong silently and what to 
 
 from __future__ import annotations
 
-import os
 import shlex
 import shutil
 import sys
@@ -17,11 +16,7 @@ from ..cliutil import check_output as _check_output
 from ..cliutil import usage_error as _usage_error
 from ..cliutil import write as _write
 from ._common import OutputOpt
-from ._root import require_safe_command
-from ._safety import guard_cache_dirs
-
-# Everything after the first word of the command is the command's own: `-- CMD ARGS...`.
-CONTEXT = {"allow_interspersed_args": False, "ignore_unknown_options": True}
+from ._step import CONTEXT, CacheDirOpt, FormatOpt, KeepTraceOpt, TimeoutOpt, prepare
 
 
 def command_argv(command: Optional[List[str]]) -> list:
@@ -42,19 +37,15 @@ def trace(
     command: Annotated[Optional[List[str]], typer.Argument(metavar="-- CMD [ARGS]...",
                        help="Your step, e.g. -- python train.py --max-steps 20, or -- torchrun --nproc-per-node 8 "
                             "train.py.")] = None,
-    cache_dir: Annotated[Optional[Path], typer.Option("--cache-dir", metavar="DIR",
-                         help="TORCHINDUCTOR_CACHE_DIR for the run (default: what torch would use, as "
-                              "warm-cache does).")] = None,
-    fmt: Annotated[str, typer.Option("--format", "-f", metavar="FORMAT", help="text (default) or json.")] = "text",
+    cache_dir: CacheDirOpt = None,
+    fmt: FormatOpt = "text",
     output: OutputOpt = None,
     timeline: Annotated[Optional[Path], typer.Option("--timeline", metavar="FILE",
                         help="Also write the time line as one self-contained HTML file.")] = None,
     measure: Annotated[bool, typer.Option("--measure", help="Run the command again with each advised setting "
                                           "(e.g. TORCHINDUCTOR_COMPILE_THREADS=1) and report both wall times.")] = False,
-    keep_trace: Annotated[Optional[Path], typer.Option("--keep-trace", metavar="DIR",
-                          help="Keep torch's structured trace in DIR (for tlparse) instead of deleting it.")] = None,
-    timeout: Annotated[Optional[float], typer.Option("--timeout", metavar="SECONDS",
-                       help="Stop the command after this many seconds (default: no limit).")] = None,
+    keep_trace: KeepTraceOpt = None,
+    timeout: TimeoutOpt = None,
 ) -> None:
     """Where did the time go? Run CMD timed phase by phase, per process and per rank.
 
@@ -73,31 +64,15 @@ def trace(
 
       flexdoctor trace --measure --timeline trace.html -- torchrun --standalone --nproc-per-node 8 train.py
     """
-    from ..cache import locations
     from ..render import trace_timeline, trace_view
     from ..render._escape import terminal_line
     from ..text import t
     from ..trace import run as trace_run
 
     argv = command_argv(command)
-    if not argv:
-        raise _usage_error(t("trace.error.no_command"))
-    if fmt not in ("text", "json"):
-        raise _usage_error(t("cli.error.format", value=fmt, choices="text, json"))
-    if timeout is not None and timeout <= 0:
-        raise _usage_error(t("cli.error.not_positive", flag="--timeout"))
-    _check_output(output)
+    env, root, source = prepare(argv, "trace.error.no_command", fmt, timeout, output, cache_dir, keep_trace)
     if timeline is not None:
         _check_output(timeline)
-    env = dict(os.environ)
-    if cache_dir is not None:
-        env["TORCHINDUCTOR_CACHE_DIR"] = os.path.abspath(os.path.expanduser(str(cache_dir)))
-    loc = locations.inductor(env)
-    root, source = loc.path, ("--cache-dir" if cache_dir is not None else loc.source)
-    guard_cache_dirs(root, env)  # the command compiles into this cache and loads code from it
-    require_safe_command(argv, env)  # as root: not a program (or Python) a non-root user can change
-    if keep_trace is not None and keep_trace.exists() and not keep_trace.is_dir():
-        raise _usage_error(t("cli.error.not_a_dir", what=f"--keep-trace {keep_trace}"))
     typer.echo(terminal_line(t("trace.running", command=trace_view.command_line(argv), path=root)), err=True)
     to_stderr = sys.stderr.fileno() if fmt == "json" and output is None else None  # JSON on stdout stays parseable
     result = trace_run(argv, root, cache_source=source, env=env, timeout=timeout, stdout=to_stderr,
