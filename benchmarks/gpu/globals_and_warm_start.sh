@@ -1,3 +1,8 @@
+#!/usr/bin/env bash
+# One device call: export a bundle in two compile modes and list every global their pickles name
+# (benchmarks/gpu/bundle_globals.py: what the import screen must take), then bench_warm_start.
+#   bash benchmarks/gpu/globals_and_warm_start.sh   (repository root, GPU machine; outputs under $OUT)
+set -u
 export PYTHONPATH=$PWD
 B=$(mktemp -d /tmp/fdb.XXXX); chmod 700 $B
 for mode in default max-autotune-no-cudagraphs; do
