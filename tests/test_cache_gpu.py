@@ -21,7 +21,7 @@ def test_gpu_warm_fwd_bwd_then_fresh_process_hits(tmp_path):
     root = tmp_path / "inductor"
     done = subprocess.run([sys.executable, "-m", "flexdoctor", "warm-cache", "--dtype", "bf16", "--head-dim", "128",
                            "--heads", "16", "--seq-len", "2048", "--batch", "2", "--mask", "causal",
-                           "--device", "cuda", "--cache-dir", str(root)],
+                           "--device", "cuda", "--cache-dir", str(root), "--no-measure"],
                           capture_output=True, text=True, timeout=900, env=env)
     assert done.returncode == 0, done.stdout + done.stderr
     (cfg,) = mf.read(str(root))["configs"]
@@ -41,7 +41,7 @@ def _warm(root, *args, timeout=1800):
     env = {k: v for k, v in os.environ.items() if k != "TORCHINDUCTOR_CACHE_DIR"}
     env["CI"] = "1"
     return subprocess.run([sys.executable, "-m", "flexdoctor", "warm-cache", *SMALL, "--cache-dir", str(root),
-                           *args], capture_output=True, text=True, timeout=timeout, env=env)
+                           "--no-measure", *args], capture_output=True, text=True, timeout=timeout, env=env)
 
 
 def test_gpu_each_compile_mode_warms_forward_and_backward_then_skips(tmp_path):
