@@ -7,10 +7,10 @@
   library itself: a package is upgraded (or the library pinned below the removing release); the user's own
   code is told what to use instead. A standard-library removal is answered only when the log's Python is
   not older than the release that removed it.
-- A file of the user's that shadows a package (``c1-shadow``): "partially initialized module 'X'" or
+- A file of the user's that shadows a package (``c1-name``, its "partially initialized" pattern): "partially initialized module 'X'" or
   "cannot import name 'N' from 'X' (/home/u/proj/X.py)" where ``X.py`` lies outside site-packages and the
   interpreter's own library: rename it and delete its __pycache__.
-- protobuf's "Descriptors cannot be created directly" (``c1-proto``).
+- protobuf's "Descriptors cannot be created directly" (``c1-pip``'s ``proto`` pattern).
 
 Installer failures (pip, uv, conda) and SIGILL are in ``c1_pip.py``. Every value put in a command is
 checked to be a plain token first (text from a log is data); paths from the log go only in text.
