@@ -335,6 +335,45 @@ UNITS = (
     ("jit-ext", "shape", (
         r"torch_extensions[\\/](?P<tag>py\d{2,3}_(?:cu\d{2,4}|cpu))[\\/](?P<name>\w{1,80})[\\/][\w.-]{1,120}\.(?:so|pyd): "
         r"undefined symbol: (?P<sym>_ZN(?:3c10|2at|5torch)\w{0,400})",
+    )),
+    # --- tune-c1
+    # A file of the user's named like the package it imports (CPython's "partially initialized module" wording
+    # for an import cycle, Objects/moduleobject.c module_getattro and Python/ceval.c import_from: first, so it
+    # is read before the plain forms), then a name or submodule a library release removed or first added
+    # (c1_names.toml, with sources): "cannot import name 'X' from 'pkg'", "module 'pkg' has no attribute 'X'",
+    # "No module named 'pkg.sub'", "'Cls' object has no attribute 'X'".
+    ("c1-name", "shape", (
+        r"partially initialized module '(?P<partial>[\w.]{1,200})'(?: has no attribute '(?P<name>\w{1,200})')?",
+        r"cannot import name '(?P<name>\w{1,200})' from '(?P<mod>[\w.]{1,200})'",
+        r"module '(?P<mod>[\w.]{1,200})' has no attribute '(?P<name>\w{1,200})'",
+        r"No module named '(?P<mod>[\w.]{1,200})'",
+        r"'(?P<cls>[A-Z]\w{0,80})' object has no attribute '(?P<name>\w{1,200})'",
+    )),
+    # Installers' own error lines: pip (a wheel whose tags do not fit, src/pip/_internal/commands/install.py;
+    # PEP 668; out of disk while installing; hash mismatch, src/pip/_internal/exceptions.py HashErrors),
+    # conda's PackagesNotFoundError, and protobuf >= 4 refusing old generated code (python/google/protobuf/
+    # descriptor.py: "Descriptors cannot be created directly.").
+    ("c1-pip", "shape", (
+        r"(?P<wheel>\.whl) is not a supported wheel on this platform",
+        r"error: (?P<pep668>externally-managed-environment)",
+        r"(?P<conda>PackagesNotFoundError): The following packages are not available from current channels",
+        r"Could not install packages due to an OSError: \[Errno 28\] (?P<nospace>No space left on device)",
+        r"(?P<hashes>THESE PACKAGES DO NOT MATCH THE HASHES)",
+        r"(?P<proto>Descriptors cannot be created directly)",
+    )),
+    # Lines that exist only when something failed, with no error word of their own (_fatal takes them):
+    # resolution conflicts (pip's "The conflict is caused by:" lines, resolvelib/factory.py; uv's pubgrub
+    # report; conda-libmamba-solver's problem lines) and SIGILL as shells report it (bash/sh "Illegal
+    # instruction (core dumped)", zsh on macOS "illegal hardware instruction").
+    ("c1-fatal", "shape", (
+        r"^\s{1,8}(?P<who>[A-Za-z0-9][\w.-]{0,80}) (?P<whov>\d[\w.+!]{0,40}) depends on (?P<req>[A-Za-z0-9][^\s;]{0,200})",
+        r"Because (?P<who>[A-Za-z0-9][\w.-]{0,80}?)(?P<whov>==[\w.+!]{1,40})? depends on (?P<req>[A-Za-z0-9][^\s]{0,200}) "
+        r"and you require (?P<ureq>[^\s]{1,200})",
+        r"package (?P<who>[A-Za-z0-9][\w.-]{0,80}?)-(?P<whov>\d[\w.]{0,40})-[\w.]{1,80} requires "
+        r"(?P<req>[^,\n]{1,80}(?:,[^,\n]{1,40})?)(?P<conda>, but none of the providers can be installed)",
+        r"^(?P<sigill>Illegal instruction)(?: \(core dumped\))?\s{0,4}$",
+        r"\d{1,8} (?P<sigill>Illegal instruction)\s{1,12}(?:\(core dumped\) )?",
+        r"(?P<mac>illegal hardware instruction)",
     )),)
 
 LAYER_IDS = {uid: n for n, (uid, _layer, _pats) in enumerate(UNITS)}
