@@ -28,6 +28,7 @@ from . import abi, errors, libs, readers
 from . import b2
 from . import b3
 from . import c1, c1_pip
+from . import c4
 from .collect import Collector, has_progress, last_progress_in
 from .context import LogFacts, facts
 from .model import CONFIDENCE, KINDS, Answer
@@ -50,7 +51,9 @@ _READERS = {"so-missing": libs.answer, "symbol": readers.symbol, "module": reade
             "ptxas-old": b3.ptxas_old,
             "module-b3": readers.module, "inductor-internal": b3.inductor_internal,
             "pair-cuda": b3.pair_cuda, "jit-ext": b3.jit_extension,
-            "c1-name": c1.name_answer, "c1-pip": c1_pip.installer, "c1-fatal": c1_pip.fatal}
+            "c1-name": c1.name_answer, "c1-pip": c1_pip.installer, "c1-fatal": c1_pip.fatal,
+            "c4-xid": c4.xid, "c4-nogpu": c4.no_gpu, "c4-codec": c4.codec, "c4-win": c4.windows,
+            "c4-mac": c4.mac, "c4-rocm": c4.rocm}
 
 
 _WARNING = re.compile(r"[Ww]arning|WARNING|\bwarn\b|\bW\d{4} |Error caught was|not available|will not be enabled"
@@ -77,6 +80,8 @@ def _fatal(seen, c: Collector, log: LogFacts) -> bool:
         return True  # NCCL's own WARN, but init fails with ncclInvalidUsage right after it (init.cc)
     if seen.uid == "c1-fatal":
         return True  # tune-c1: a resolver's conflict report and a shell's SIGILL line exist only when it failed
+    if seen.uid == "c4-xid" or (seen.uid == "c4-nogpu" and "nvidia-smi" in seen.groups.values()):
+        return True  # tune-c4: the kernel's NVRM Xid reports and a shell's "nvidia-smi: not found" carry no "error" word
     if seen.uid == "slurm":
         return True  # "sbatch: error:", "slurmstepd: error:": Slurm's own level says it; the reader drops consequences
     return not _WARNING.search(seen.text) and bool(_ERROR.search(seen.text))

@@ -374,6 +374,57 @@ UNITS = (
         r"^(?P<sigill>Illegal instruction)(?: \(core dumped\))?\s{0,4}$",
         r"\d{1,8} (?P<sigill>Illegal instruction)\s{1,12}(?:\(core dumped\) )?",
         r"(?P<mac>illegal hardware instruction)",
+    )),
+    # --- tune-c4
+    # GPU faults the NVIDIA kernel module logs (NVIDIA's Xid catalog, c4_hardware.toml): "NVRM: Xid (PCI:0000:3b:00):
+    # 79, pid=..., GPU has fallen off the bus." (older drivers: "NVRM: Xid (0000:01:00): 3, ..."), "NVRM: GPU at
+    # PCI:0000:3b:00: ... has fallen off the bus", and nvidia-smi's "Unable to determine the device handle for
+    # GPU0000:3B:00.0: GPU is lost.  Reboot the system to recover this GPU".
+    ("c4-xid", "shape", (
+        r"NVRM: Xid \((?:PCI:)?(?P<pci>[0-9a-fA-F]{4}:[0-9a-fA-F]{2}:[0-9a-fA-F]{2})\): (?P<xid>\d{1,3}),",
+        r"NVRM: GPU (?:at )?(?:PCI:)?(?P<pci2>[0-9a-fA-F]{4}:[0-9a-fA-F]{2}:[0-9a-fA-F]{2})(?:\.\d)?:? (?:GPU )?has fallen off the bus",
+        r"device handle for GPU ?(?:[0-9a-fA-F]{4})?(?P<pci3>[0-9a-fA-F]{4}:[0-9a-fA-F]{2}:[0-9a-fA-F]{2}\.\d): (?P<lost>GPU is lost)",
+    )),
+    # No usable GPU: torch/cuda/__init__.py _lazy_init ("No CUDA GPUs are available", cudaErrorNoDevice), torch/xpu
+    # ("No XPU devices are available."), a shell without nvidia-smi (bash's "nvidia-smi: command not found", dash's
+    # "nvidia-smi: not found", Ubuntu's command-not-found "Command 'nvidia-smi' not found, but can be installed
+    # with:", cmd.exe's "'nvidia-smi' is not recognized as an internal or external command").
+    ("c4-nogpu", "shape", (
+        r"No CUDA GPUs are available",
+        r"No (?P<xpu>XPU) devices are available",
+        r"(?P<smi>nvidia-smi): (?:command )?not found",
+        r"Command '(?P<smi2>nvidia-smi)' not found",
+        r"'(?P<smi3>nvidia-smi)' is not recognized as an internal or external command",
+    )),
+    # Text read or printed with the locale's codec (Windows code pages, ascii under LANG=C): codecs' own messages.
+    ("c4-codec", "shape", (
+        r"Unicode(?P<dir>Decode|Encode)Error: '(?P<codec>[\w-]{1,20})' codec can't (?:decode|encode) (?:byte|character)",
+    )),
+    # Windows: os.symlink without SeCreateSymbolicLinkPrivilege (huggingface_hub's cache), paths over MAX_PATH
+    # (WinError 206; pip's "HINT: This error might have occurred since this system does not have Windows Long Path
+    # support enabled"; "[Errno 2] No such file or directory: 'C:\\...'" on a path longer than 260 characters).
+    ("c4-win", "shape", (
+        r"\[WinError (?P<code>1314)\] A required privilege is not held",
+        r"\[WinError (?P<code>206)\]",
+        r"does not have (?P<hint>Windows Long Path support) enabled",
+        r"\[Errno 2\] No such file or directory: '(?P<winpath>[A-Za-z]:\\{1,2}[^'\n]{200,4000})'",
+    )),
+    # macOS: dyld's "(mach-o file, but is an incompatible architecture (have 'x86_64', need 'arm64'))" (older:
+    # "mach-o, but wrong architecture"); aten/src/ATen/mps/MPSDevice.mm MPS_ERROR_RUNTIME_TOO_LOW ("The MPS backend
+    # is supported on MacOS 12.3+.", later "13.0+", "14.0+"); MPS ops given a CPU tensor (OperationUtils.mm).
+    ("c4-mac", "shape", (
+        r"incompatible architecture \(have '(?P<have>x86_64|arm64e?)', need '(?P<need>x86_64|arm64e?)'",
+        r"(?P<wrong>mach-o, but wrong architecture)",
+        r"MPS backend is supported on Mac ?OS (?P<macos>\d{2}(?:\.\d{1,2})?)\+",
+        r"(?P<placeholder>Placeholder storage has not been allocated on MPS device)",
+    )),
+    # ROCm: rocBLAS's Tensile host ("rocBLAS error: Cannot read /opt/rocm/lib/rocblas/library/TensileLibrary.dat:
+    # No such file or directory for GPU arch : gfx1103", also ": Illegal seek"); MIOpen's status codes and its
+    # own error lines ("MIOpen(HIP): Error [Compile] ...").
+    ("c4-rocm", "shape", (
+        r"rocBLAS error: Cannot read [^\n]{0,400}?TensileLibrary[\w.]{0,40}: [^\n]{1,60}? for GPU arch ?: ?(?P<gfx>gfx[0-9a-f]{3,5})",
+        r"(?P<miopen>miopenStatus(?:UnknownError|InternalError|NotImplemented|BadParm|AllocFailed|NotInitialized))",
+        r"MIOpen(?:\(HIP\))?: Error \[(?P<mstage>\w{1,40})\]",
     )),)
 
 LAYER_IDS = {uid: n for n, (uid, _layer, _pats) in enumerate(UNITS)}
