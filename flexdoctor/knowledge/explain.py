@@ -445,6 +445,53 @@ def _trigger_regex(literals: Iterable[tuple[str, bool]], as_bytes: bool = False,
     return re.compile((b"|" if as_bytes else "|").join(alts))
 
 
+def _byte_atoms(trig: str, icase: bool) -> list[bytes]:
+    """A trigger as regex atoms of one byte each; a case-insensitive character (of a trigger's rest)
+    as one atom, the alternation of its case variants."""
+    out: list[bytes] = []
+    for c in trig:
+        variants = [v.encode("utf-8") for v in (_case_variants(c) if icase else [c])]
+        if len(variants) == 1:
+            out.extend(re.escape(variants[0][k:k + 1]) for k in range(len(variants[0])))
+        else:
+            out.append(b"(?:" + b"|".join(map(re.escape, variants)) + b")")
+    return out
+
+
+def _block_trigger_regex(literals: Iterable[tuple[str, bool]], chosen: Optional[dict] = None) -> re.Pattern:
+    """The bytes regex that finds candidate lines: whether ANY trigger occurs in a line, not which,
+    so the triggers go in a trie (a trigger that another one starts with is dropped: the shorter one
+    suffices), each position tries one alternative per byte, and the top-level alternatives (one per
+    first byte, all plain so sre skips other positions at C speed) come most frequent first."""
+    trie: dict = {}
+    for lit, icase in literals:
+        trig = (chosen or {}).get((lit, icase)) or _trigger_of(lit, icase)
+        firsts = [v.encode("utf-8") for v in (_case_variants(trig[0]) if icase else [trig[0]])]
+        rest = _byte_atoms(trig[1:], icase) if len(trig) > 1 else []
+        for first in firsts:
+            path = _byte_atoms(first.decode("utf-8"), False) + rest
+            node = trie
+            for atom in path:
+                if node.get(b"") is True:
+                    break  # a shorter trigger already ends here
+                node = node.setdefault(atom, {})
+            else:
+                node.clear()
+                node[b""] = True
+
+    def emit(node: dict) -> bytes:
+        if node.get(b"") is True:
+            return b""
+        alts = [atom + emit(child) for atom, child in sorted(node.items())]
+        return alts[0] if len(alts) == 1 else b"(?:" + b"|".join(alts) + b")"
+
+    def rate(atom: bytes) -> float:
+        return _char_rate(re.sub(rb"\\(.)", rb"\1", atom).decode("latin-1")) if len(atom) <= 2 else 0.0
+
+    tops = sorted(trie.items(), key=lambda kv: (-rate(kv[0]), kv[0]))
+    return re.compile(b"|".join(atom + emit(child) for atom, child in tops))
+
+
 # --- matching -----------------------------------------------------------------------------------
 
 
@@ -494,7 +541,7 @@ class Matcher:
         self._icase = frozenset(icase)
         self._always = frozenset(always)
         self._trigger = _trigger_regex(literals, chosen=chosen) if literals else None
-        self.block_trigger = _trigger_regex(literals, as_bytes=True, chosen=chosen) if literals else None
+        self.block_trigger = _block_trigger_regex(literals, chosen=chosen) if literals else None
 
     def _suspects(self, text: str) -> frozenset:
         """Indexes of the units whose triggers occur in ``text`` (a superset of those that match)."""
