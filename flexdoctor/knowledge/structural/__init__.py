@@ -27,6 +27,7 @@ from ...text import t
 from . import abi, errors, libs, readers
 from . import b2
 from . import b3
+from . import c2
 from .collect import Collector, has_progress, last_progress_in
 from .context import LogFacts, facts
 from .model import CONFIDENCE, KINDS, Answer
@@ -48,7 +49,9 @@ _READERS = {"so-missing": libs.answer, "symbol": readers.symbol, "module": reade
             "compiler": b3.compiler, "nvcc": b3.nvcc, "build-failed": b3.build_failed,
             "ptxas-old": b3.ptxas_old,
             "module-b3": readers.module, "inductor-internal": b3.inductor_internal,
-            "pair-cuda": b3.pair_cuda, "jit-ext": b3.jit_extension}
+            "pair-cuda": b3.pair_cuda, "jit-ext": b3.jit_extension,
+            "c2-ddp": c2.ddp, "c2-ordinal": c2.ordinal, "c2-fork": c2.fork, "c2-nccl": c2.nccl,
+            "c2-launch": c2.launch, "c2-train": c2.train, "c2-serve": c2.serve}
 
 
 _WARNING = re.compile(r"[Ww]arning|WARNING|\bwarn\b|\bW\d{4} |Error caught was|not available|will not be enabled"
@@ -73,6 +76,8 @@ def _fatal(seen, c: Collector, log: LogFacts) -> bool:
         return True  # a CUDA extension's build on a Mac: its warning is the cause (no CUDA exists there)
     if seen.uid == "nccl" and seen.groups.get("dup"):
         return True  # NCCL's own WARN, but init fails with ncclInvalidUsage right after it (init.cc)
+    if seen.uid in ("c2-nccl", "c2-ddp") and (seen.groups.get("ifname") or seen.groups.get("names")):
+        return True  # tune-c2: NCCL's "no socket interface found" fails init; DDP's names line (reader checks the root)
     if seen.uid == "slurm":
         return True  # "sbatch: error:", "slurmstepd: error:": Slurm's own level says it; the reader drops consequences
     return not _WARNING.search(seen.text) and bool(_ERROR.search(seen.text))
