@@ -29,6 +29,7 @@ from typing import Optional
 from ...text import t
 from .collect import Seen
 from .context import LogFacts
+from . import errors
 from .errors import env
 from .model import Answer
 from .readers import _answer
@@ -103,9 +104,15 @@ def ordinal(seen: Seen, facts: LogFacts) -> Optional[Answer]:
 
 # --- CUDA initialised before a fork ------------------------------------------------------------------
 
+# Process names an engine prefixes its log lines with: vLLM V0's "(VllmWorkerProcess pid=N)", V1's
+# "(EngineCore_DP0 pid=N)" (vllm/v1/engine/core.py).
+_ENGINE_MARKS = {"vllm": ("vllm", "enginecore"), "sglang": ("sglang",)}
+
+
 def _mentions(name: str, seen: Seen, facts: LogFacts) -> bool:
     low = seen.text.lower()
-    return name in low or facts.package == name or any(f"/{name}/" in p.replace("\\", "/") for p in facts.paths)
+    return (any(m in low for m in _ENGINE_MARKS.get(name, (name,))) or facts.package == name
+            or any(f"/{name}/" in p.replace("\\", "/") for p in facts.paths))
 
 
 def fork(seen: Seen, facts: LogFacts) -> Optional[Answer]:
@@ -153,6 +160,8 @@ def nccl(seen: Seen, facts: LogFacts) -> Optional[Answer]:
             return None  # a peer went away: NCCL's remote-error reading (find the first rank that failed) says it
         return _ans("nccl-error", _nccl_subject(facts, "ncclSystemError"), "sock_network", seen, facts, 42,
                     ["ip -brief address", env("NCCL_DEBUG=INFO", facts)], reason=g["sock"])
+    if g.get("text"):
+        return errors.nccl(seen, facts)  # ncclResult_t's text in torch's abort report: the NCCL table's reading
     if g.get("gloo") == "Timed out waiting":
         return _ans(_LAUNCHER, "collective-timeout", "gloo_timeout", seen, facts, 62)
     if g.get("gloo") or g.get("store"):

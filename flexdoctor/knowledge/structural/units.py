@@ -380,6 +380,10 @@ UNITS = (
         r"gloo[\\/]transport[\\/]tcp[\\/]\w{1,40}\.cc:\d{1,6}\] (?P<gloo>Connection closed by peer|Read error"
         r"|Connection reset by peer|Timed out waiting)",
         r"(?P<store>DistNetworkError|DistStoreError): [^\n]{0,200}?(?:Connection reset by peer|Broken pipe|Connection closed by peer)",
+        # ProcessGroupNCCL's abort report: "NCCL communicator was aborted on rank 3. Original reason for failure
+        # was: NCCL error: remote process exited or there was a network error, NCCL version 2.19.3" (nccl.toml's rows)
+        r"NCCL error: (?P<text>unhandled system error|unhandled cuda error|internal error|invalid argument|invalid usage"
+        r"|remote process exited or there was a network error)",
     )),
     # A launcher's report that a worker died of a signal (torchrun/elastic, deepspeed, accelerate); the
     # rendezvous closed under a joining agent (torch/distributed/elastic/rendezvous/api.py).
