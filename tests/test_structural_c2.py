@@ -356,3 +356,10 @@ def test_cuda_graph_capture_outside_an_engine_keeps_the_torch_reading():
 ])
 def test_healthy_distributed_lines_raise_nothing(text):
     healthy(text)
+
+
+def test_nccl_verbs_warning_in_a_run_that_went_on_is_no_problem():
+    # NCCL falls back to its socket transport when an IB device cannot be opened; the run continues.
+    healthy("gpu3:12:12 [0] misc/ibvwrap.cc:106 NCCL WARN Call to ibv_open_device failed\n"
+            "gpu3:12:12 [0] NCCL INFO NET/Socket : Using [0]eth0:10.0.0.3<0>\n"
+            "gpu3:12:12 [0] NCCL INFO Using network Socket\n")

@@ -152,6 +152,8 @@ def nccl(seen: Seen, facts: LogFacts) -> Optional[Answer]:
                      env("NCCL_DEBUG=INFO", facts)])
     if g.get("wc"):
         return _ib(seen, facts)
+    if (g.get("verb") or g.get("sock")) and facts.root is None:
+        return None  # NCCL may retry or fall back to sockets after these WARNs: only a log that failed is read
     if g.get("verb"):
         return _ans("nccl-error", _nccl_subject(facts, "ncclSystemError"), "ib_verbs", seen, facts, 42,
                     ["ibv_devinfo", env("NCCL_DEBUG=INFO", facts)], verb="ibv_" + g["verb"])
