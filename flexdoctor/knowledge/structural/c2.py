@@ -127,7 +127,6 @@ def fork(seen: Seen, facts: LogFacts) -> Optional[Answer]:
 # --- NCCL's own reasons, Gloo and the store ----------------------------------------------------------
 
 _NCCL_NAME = re.compile(r"\b(nccl(?:UnhandledCudaError|SystemError|InternalError|InvalidArgument|InvalidUsage|RemoteError))\b")
-_VICTIM = {"Connection reset by peer", "Broken pipe"}
 
 
 def _nccl_subject(facts: LogFacts, default: str) -> str:
@@ -158,8 +157,6 @@ def nccl(seen: Seen, facts: LogFacts) -> Optional[Answer]:
         return _ans("nccl-error", _nccl_subject(facts, "ncclSystemError"), "ib_verbs", seen, facts, 42,
                     ["ibv_devinfo", env("NCCL_DEBUG=INFO", facts)], verb="ibv_" + g["verb"])
     if g.get("sock"):
-        if g["sock"] in _VICTIM:
-            return None  # a peer went away: NCCL's remote-error reading (find the first rank that failed) says it
         return _ans("nccl-error", _nccl_subject(facts, "ncclSystemError"), "sock_network", seen, facts, 42,
                     ["ip -brief address", env("NCCL_DEBUG=INFO", facts)], reason=g["sock"])
     if g.get("text"):

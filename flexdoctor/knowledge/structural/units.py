@@ -344,7 +344,8 @@ UNITS = (
     ("c2-ddp", "shape", (
         r"Expected to have finished reduction in the prior (?P<unused>iteration)",
         r"(?P<names>Parameters which did not receive grad for rank) (?P<rank>\d{1,6}): (?P<params>[\w., ]{1,2000})",
-        r"(?P<twice>Expected to mark a variable ready only once|has been marked as ready twice)",
+        r"(?P<twice>Expected to mark a variable ready only once)",
+        r"(?P<twice>has been marked as ready twice)",
         r"(?P<static>Your training graph has changed in this iteration)",
         r"(?P<lightning>not used in producing the loss returned by training_step)",
         r"(?P<pg>Default process group has not been initialized)",
@@ -356,7 +357,7 @@ UNITS = (
     )),
     # A GPU index beyond the visible GPUs (cudaErrorInvalidDevice 101, HIP's twin, torch's own assertion).
     ("c2-ordinal", "shape", (
-        r"(?:CUDA|HIP) error: invalid device ordinal",
+        r"error: invalid device ordinal",  # "CUDA error: ", "HIP error: ", "CUDA driver error: "
         r"(?P<name>cudaErrorInvalidDevice|hipErrorInvalidDevice|CUDA_ERROR_INVALID_DEVICE)\b",
         r"AssertionError: Invalid device id",
     )),
@@ -372,11 +373,12 @@ UNITS = (
     # Connection reset by peer"), Gloo's TCP transport (third_party/gloo/gloo/transport/tcp/pair.cc
     # "Connection closed by peer [addr]:port") and the c10d store's DistNetworkError.
     ("c2-nccl", "shape", (
-        r"(?P<ifname>(?:Bootstrap|NET/\w{1,10}) ?: no socket interface found)",
+        r"(?P<ifname>: no socket interface found)",  # "Bootstrap : ...", "NET/ND : ... for out-of-band connections"
         r"NET/IB ?: Got completion from peer [^\n]{0,160}? with (?:error |status=)(?:IBV_WC_\w{1,30}\()?(?P<wc>\d{1,3})",
         r"ibv_(?P<verb>\w{1,40}) failed",
-        r"Call to (?:recv|send|connect) (?:from|to) [^\n]{0,160}? failed ?: (?P<sock>Connection reset by peer|Broken pipe"
-        r"|Connection refused|Connection timed out|No route to host)",
+        # (a reset or broken pipe is a peer that exited: NCCL's remote-error reading answers those)
+        r"Call to (?:recv|send|connect) (?:from|to) \S{1,120} failed ?: (?P<sock>Connection refused|Connection timed out"
+        r"|No route to host)",
         r"gloo[\\/]transport[\\/]tcp[\\/]\w{1,40}\.cc:\d{1,6}\] (?P<gloo>Connection closed by peer|Read error"
         r"|Connection reset by peer|Timed out waiting)",
         r"(?P<store>DistNetworkError|DistStoreError): [^\n]{0,200}?(?:Connection reset by peer|Broken pipe|Connection closed by peer)",
@@ -419,8 +421,9 @@ UNITS = (
         r"desired GPU memory utilization \((?P<util>[\d.]{1,6})",
         r"(?P<sglang>Not enough memory\. Please try to increase --mem-fraction-static)",
         r"Total number of attention heads \((?P<heads>\d{1,5})\) must be divisible by tensor parallel size \((?P<tp>\d{1,4})\)",
-        r"(?P<capture>operation not permitted when stream is capturing|operation failed due to a previous error during capture"
-        r"|cudaErrorStreamCapture\w{1,30})",
+        r"(?P<capture>operation not permitted when stream is capturing)",
+        r"(?P<capture>operation failed due to a previous error during capture)",
+        r"(?P<capture>cudaErrorStreamCapture\w{1,30})",
     )),)
 
 LAYER_IDS = {uid: n for n, (uid, _layer, _pats) in enumerate(UNITS)}
