@@ -29,6 +29,7 @@ from . import b2
 from . import b3
 from . import c1, c1_pip
 from . import c4
+from . import c2
 from .collect import Collector, has_progress, last_progress_in
 from .context import LogFacts, facts
 from .model import CONFIDENCE, KINDS, Answer
@@ -53,7 +54,9 @@ _READERS = {"so-missing": libs.answer, "symbol": readers.symbol, "module": reade
             "pair-cuda": b3.pair_cuda, "jit-ext": b3.jit_extension,
             "c1-name": c1.name_answer, "c1-pip": c1_pip.installer, "c1-fatal": c1_pip.fatal,
             "c4-xid": c4.xid, "c4-nogpu": c4.no_gpu, "c4-codec": c4.codec, "c4-win": c4.windows,
-            "c4-mac": c4.mac, "c4-rocm": c4.rocm}
+            "c4-mac": c4.mac, "c4-rocm": c4.rocm,
+            "c2-ddp": c2.ddp, "c2-ordinal": c2.ordinal, "c2-fork": c2.fork, "c2-nccl": c2.nccl,
+            "c2-launch": c2.launch, "c2-train": c2.train, "c2-serve": c2.serve}
 
 
 _WARNING = re.compile(r"[Ww]arning|WARNING|\bwarn\b|\bW\d{4} |Error caught was|not available|will not be enabled"
@@ -82,6 +85,8 @@ def _fatal(seen, c: Collector, log: LogFacts) -> bool:
         return True  # tune-c1: a resolver's conflict report and a shell's SIGILL line exist only when it failed
     if seen.uid == "c4-xid" or (seen.uid == "c4-nogpu" and "nvidia-smi" in seen.groups.values()):
         return True  # tune-c4: the kernel's NVRM Xid reports and a shell's "nvidia-smi: not found" carry no "error" word
+    if seen.uid in ("c2-nccl", "c2-ddp") and (seen.groups.get("ifname") or seen.groups.get("names")):
+        return True  # tune-c2: NCCL's "no socket interface found" fails init; DDP's names line (reader checks the root)
     if seen.uid == "slurm":
         return True  # "sbatch: error:", "slurmstepd: error:": Slurm's own level says it; the reader drops consequences
     return not _WARNING.search(seen.text) and bool(_ERROR.search(seen.text))

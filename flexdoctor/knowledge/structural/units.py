@@ -425,6 +425,95 @@ UNITS = (
         r"rocBLAS error: Cannot read [^\n]{0,400}?TensileLibrary[\w.]{0,40}: [^\n]{1,60}? for GPU arch ?: ?(?P<gfx>gfx[0-9a-f]{3,5})",
         r"(?P<miopen>miopenStatus(?:UnknownError|InternalError|NotImplemented|BadParm|AllocFailed|NotInitialized))",
         r"MIOpen(?:\(HIP\))?: Error \[(?P<mstage>\w{1,40})\]",
+    )),
+    # --- tune-c2
+    # DistributedDataParallel's own errors (torch/nn/parallel/distributed.py, torch/csrc/distributed/c10d/
+    # reducer.cpp): unused parameters (and the names TORCH_DISTRIBUTED_DEBUG=DETAIL adds on the next line),
+    # a parameter marked ready twice (reentrant checkpointing), static_graph violated, Lightning's wording,
+    # no process group (distributed_c10d.py _get_default_group), device_ids / module placement.
+    ("c2-ddp", "shape", (
+        r"Expected to have finished reduction in the prior (?P<unused>iteration)",
+        r"(?P<names>Parameters which did not receive grad for rank) (?P<rank>\d{1,6}): (?P<params>[\w., ]{1,2000})",
+        r"(?P<twice>Expected to mark a variable ready only once)",
+        r"(?P<twice>has been marked as ready twice)",
+        r"(?P<static>Your training graph has changed in this iteration)",
+        r"(?P<lightning>not used in producing the loss returned by training_step)",
+        r"(?P<pg>Default process group has not been initialized)",
+        r"(?P<devids>device_ids can only be None or contain a single element)",
+        r"(?P<placement>DistributedDataParallel device_ids and output_device arguments only work with) "
+        r"[^\n]{0,200}?and module parameters \{(?P<devs>[^}\n]{1,200})\}",
+        r"(?P<placement>DistributedDataParallel's input module must be on the same type of devices)",
+        r"(?P<frozen>DistributedDataParallel is not needed when a module doesn't have any parameter that requires a gradient)",
+    )),
+    # A GPU index beyond the visible GPUs (cudaErrorInvalidDevice 101, HIP's twin, torch's own assertion).
+    ("c2-ordinal", "shape", (
+        r"error: invalid device ordinal",  # "CUDA error: ", "HIP error: ", "CUDA driver error: "
+        r"(?P<name>cudaErrorInvalidDevice|hipErrorInvalidDevice|CUDA_ERROR_INVALID_DEVICE)\b",
+        r"AssertionError: Invalid device id",
+    )),
+    # torch/cuda/__init__.py _lazy_init (and torch/xpu/__init__.py): CUDA used in a process forked after
+    # the parent had initialised it: "Cannot re-initialize CUDA in forked subprocess. To use CUDA with
+    # multiprocessing, you must use the 'spawn' start method".
+    ("c2-fork", "shape", (
+        r"Cannot re-initialize (?P<dev>CUDA|XPU|MTIA|NPU) in forked subprocess",
+    )),
+    # NCCL's own reasons (NVIDIA/nccl src/bootstrap.cc "Bootstrap : no socket interface found", net_ib.cc
+    # "NET/IB : Got completion from peer X with error 12" / "with status=IBV_WC_RETRY_EXC_ERR(12)",
+    # ibvwrap.cc "Call to ibv_reg_mr failed", socket.cc "socketProgressOpt: Call to recv from X failed :
+    # Connection reset by peer"), Gloo's TCP transport (third_party/gloo/gloo/transport/tcp/pair.cc
+    # "Connection closed by peer [addr]:port") and the c10d store's DistNetworkError.
+    ("c2-nccl", "shape", (
+        r"(?P<ifname>: no socket interface found)",  # "Bootstrap : ...", "NET/ND : ... for out-of-band connections"
+        r"NET/IB ?: Got completion from peer [^\n]{0,160}? with (?:error |status=)(?:IBV_WC_\w{1,30}\()?(?P<wc>\d{1,3})",
+        r"ibv_(?P<verb>\w{1,40}) failed",
+        # (a reset or broken pipe is a peer that exited: NCCL's remote-error reading answers those)
+        r"Call to (?:recv|send|connect) (?:from|to) \S{1,120} failed ?: (?P<sock>Connection refused|Connection timed out"
+        r"|No route to host)",
+        r"gloo[\\/]transport[\\/]tcp[\\/]\w{1,40}\.cc:\d{1,6}\] (?P<gloo>Connection closed by peer|Read error"
+        r"|Connection reset by peer|Timed out waiting)",
+        r"(?P<store>DistNetworkError|DistStoreError): [^\n]{0,200}?(?:Connection reset by peer|Broken pipe|Connection closed by peer)",
+        # ProcessGroupNCCL's abort report: "NCCL communicator was aborted on rank 3. Original reason for failure
+        # was: NCCL error: remote process exited or there was a network error, NCCL version 2.19.3" (nccl.toml's rows)
+        r"NCCL error: (?P<text>unhandled system error|unhandled cuda error|internal error|invalid argument|invalid usage"
+        r"|remote process exited or there was a network error)",
+    )),
+    # A launcher's report that a worker died of a signal (torchrun/elastic, deepspeed, accelerate); the
+    # rendezvous closed under a joining agent (torch/distributed/elastic/rendezvous/api.py).
+    ("c2-launch", "shape", (
+        r"exitcode\s{0,8}: (?P<code>-?\d{1,3}) \(pid: \d{1,10}\)",
+        r"failed \(exitcode: (?P<code>-?\d{1,3})\) local_rank: (?P<lr>\d{1,6})",
+        r"exits with return code = (?P<code>-?\d{1,3})",
+        r"died with <Signals\.(?P<signame>SIG[A-Z]{2,6}): (?P<sig>\d{1,2})>",
+        r"(?P<closed>RendezvousClosedError)",
+    )),
+    # DeepSpeed's CPU optimizers whose op did not build or load (deepspeed/ops/adam/cpu_adam.py __del__:
+    # "'DeepSpeedCPUAdam' object has no attribute 'ds_opt_adam'"); FSDP's flat parameter checks
+    # (torch/distributed/fsdp/_flat_param.py _validate_tensors_to_flatten); accelerate's prepare_model
+    # refusing a quantized model placed on another device or offloaded (accelerate/accelerator.py).
+    ("c2-train", "shape", (
+        r"'(?P<ds>DeepSpeedCPU(?:Adam|Adagrad|Lion))' object has no attribute 'ds_opt_\w{1,40}'",
+        r"Must flatten tensors with uniform dtype but got (?P<a>torch\.\w{1,20}) and (?P<b>torch\.\w{1,20})",
+        r"Must flatten tensors with uniform (?P<rg>`requires_grad`) when `use_orig_params=False`",
+        r"You can't train a model that has been loaded in (?P<bits>[\w -]{1,20}?) precision on a (?P<other>different device)",
+        r"You can't train a model that has been loaded in (?P<bits>[\w -]{1,20}?) precision with (?P<offload>CPU or disk offload)",
+    )),
+    # vLLM's KV cache and parallel checks (vllm/worker/worker.py raise_if_cache_size_invalid, vllm/v1/core/
+    # kv_cache_utils.py check_enough_kv_cache_memory, vllm/v1/worker/gpu_worker.py's startup check,
+    # vllm/config.py verify_with_parallel_config), SGLang's memory pool (model_runner.py "Not enough memory.
+    # Please try to increase --mem-fraction-static."), and CUDA graph capture failing under either engine.
+    ("c2-serve", "shape", (
+        r"(?P<noblocks>No available memory for the cache blocks)",
+        r"max seq len \((?P<want>\d{1,9})\) is larger than the maximum number of tokens that can be stored in KV cache "
+        r"\((?P<fit>\d{1,9})\)",
+        r"estimated maximum model length is (?P<est>[\d,]{1,12})",
+        r"(?P<needed>KV cache is needed, which is larger than the available KV cache memory)",
+        r"Free memory on device [^\n]{0,40}?\((?P<free>[\d.]{1,8})/(?P<total>[\d.]{1,8}) GiB\) on startup is less than "
+        r"desired GPU memory utilization \((?P<util>[\d.]{1,6})",
+        r"(?P<sglang>Not enough memory\. Please try to increase --mem-fraction-static)",
+        r"Total number of attention heads \((?P<heads>\d{1,5})\) must be divisible by tensor parallel size \((?P<tp>\d{1,4})\)",
+        r"(?P<capture>operation not permitted when stream is capturing)",
+        r"(?P<capture>operation failed due to a previous error during capture)",
+        r"(?P<capture>cudaErrorStreamCapture\w{1,30})",
     )),)
 
 LAYER_IDS = {uid: n for n, (uid, _layer, _pats) in enumerate(UNITS)}
