@@ -25,7 +25,7 @@ from .context import LogFacts
 from .model import Answer
 from . import abi, history, tables
 from .tables import _load
-from .readers import SAFE, _answer, _dist_of
+from .readers import SAFE, _answer, _dist_of, word_before, NVCC_REQUESTED
 
 # Visual Studio Build Tools 2022 with the C++ workload (learn.microsoft.com "Use command-line parameters to
 # install Visual Studio": workload ID Microsoft.VisualStudio.Workload.VCTools), and the script that puts
@@ -70,7 +70,8 @@ def nvcc(seen: Seen, facts: LogFacts) -> Optional[Answer]:
     """A CUDA extension built where nvcc is absent (Linux, Windows, WSL; macOS is errors.cuda_build's)."""
     if facts.platform == "macos":
         return None
-    dist = _dist_of((seen.groups.get("dist") or facts.package or "").replace("-", "_")) or ""
+    named = seen.groups.get("dist") or word_before(seen.text, NVCC_REQUESTED) or facts.package or ""
+    dist = _dist_of(named.replace("-", "_")) or ""
     dist = dist if SAFE.fullmatch(dist) and dist != "torch" else t("structural.word.the_package")
     cuda = _cuda_version(facts)
     commands = ['python -c "import torch; print(torch.__version__, torch.version.cuda)"', "nvcc --version"]

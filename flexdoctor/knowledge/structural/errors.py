@@ -12,7 +12,7 @@ from . import tables
 from .collect import Seen, package_of
 from .context import LogFacts
 from .model import Answer
-from .readers import _answer
+from .readers import NVCC_REQUESTED, _answer, word_before
 
 _VERSIONS = ("python -c \"import torch; print(torch.__version__, torch.version.cuda, torch.backends.cudnn.version(), "
              "torch.cuda.get_device_name(), torch.cuda.get_device_capability())\"")
@@ -149,7 +149,7 @@ def cuda_build(seen: Seen, facts: LogFacts) -> Optional[Answer]:
     """A CUDA extension built on macOS: no CUDA exists there, so the package cannot be installed."""
     if facts.platform != "macos":
         return None  # elsewhere the CUDA toolkit may be missing: the toolchain entries answer
-    dist = (seen.groups.get("dist") or facts.package or "").replace("_", "-")
+    dist = (seen.groups.get("dist") or word_before(seen.text, NVCC_REQUESTED) or facts.package or "").replace("_", "-")
     dist = dist if re.fullmatch(r"[A-Za-z][\w-]{0,60}", dist) else t("structural.word.the_package")
     return _answer("pip-no-distribution", dist, "high", t("structural.mac_a2.title", dist=dist),
                    t("structural.mac_a2.cause", dist=dist), t("structural.mac_a2.fix", dist=dist),

@@ -296,3 +296,16 @@ def pip(seen: Seen, facts: LogFacts) -> Optional[Answer]:
     commands = ["python -m pip debug --verbose"] + ([f"python -m pip index versions {subject}"] if _safe(subject) else [])
     return _answer("pip-no-distribution", subject.lower(), "medium", t("structural.title.pip", req=subject), cause,
                    t("structural.fix.pip"), commands, seen, facts, 27)
+
+
+NVCC_REQUESTED = " was requested, but nvcc was not found"  # flash-attn's setup.py (units: cuda-build, nvcc)
+_WORD_END = re.compile(r"[A-Za-z][\w-]{0,60}$")
+
+
+def word_before(text: str, literal: str) -> str:
+    """The name that ends right before ``literal`` in ``text`` ("flash_attn" in "flash_attn was requested,
+    but nvcc was not found"): read here, from at most 61 characters, so that the unit's pattern starts
+    with its literal and costs one scan of the line instead of an attempt at every position."""
+    at = text.find(literal)
+    m = _WORD_END.search(text[max(0, at - 61):at]) if at > 0 else None
+    return m.group() if m else ""

@@ -188,7 +188,7 @@ UNITS = (
     # nvcc was not found"), torch.utils.cpp_extension ("CUDA_HOME environment variable is not set"). On
     # macOS no CUDA exists at all: the package cannot be installed there (errors.cuda_build).
     ("cuda-build", "shape", (
-        r"(?P<dist>[A-Za-z][\w-]{0,60}) was requested, but nvcc was not found",
+        r" was requested, but nvcc was not found",  # the name before it: readers.word_before
         r"CUDA_HOME environment variable is not set",
     )),
     # A ROCm kernel library that does not know this GPU's gfx target: aiter's chip table ("KeyError:
@@ -294,7 +294,7 @@ UNITS = (
     )),
     # A CUDA extension built without nvcc, read on every platform but macOS (errors.cuda_build answers there).
     ("nvcc", "shape", (
-        r"(?P<dist>[A-Za-z][\w-]{0,60}) was requested, but nvcc was not found",
+        r" was requested, but nvcc was not found",  # the name before it: readers.word_before
         r"CUDA_HOME environment variable is not set",
     )),
     # pip's summary of a failed source build, for CUDA extensions (modules.toml rules needs-torch, linux-cuda, torch-pair):
