@@ -74,3 +74,20 @@ def test_judge_needs_kind_subject_and_fix_of_the_first_answer():
 def test_the_score_command_runs(capsys):
     assert score.main([str(CORPUS)]) == 0
     assert "train: right fix first" in capsys.readouterr().out
+
+
+def test_round_scores_only_the_families_of_that_round(tmp_path, capsys):
+    """`--round N` scores the families whose FAMILY.toml says round = N (each sealed round is published
+    on its own); a family without a round is left out of every --round score."""
+    for fam, rnd in (("a", 4), ("b", 5), ("c", None)):
+        d = tmp_path / fam
+        d.mkdir()
+        (d / "FAMILY.toml").write_text(f'description = "x"\nsplit = "holdout"\n' + (f"round = {rnd}\n" if rnd else ""))
+        (d / "h.log").write_text("Epoch 1: loss 0.5\n")
+        (d / "h.toml").write_text('source = "https://github.com/a/b/issues/1"\nstack = "pytorch"\n'
+                                  'platform = "linux"\nfix = "none"\nhealthy = true\n')
+    assert score.main([str(tmp_path), "--round", "5", "--show-holdout"]) == 0
+    out = capsys.readouterr().out
+    assert "false alarms 0/1 healthy" in out and "  b:" in out and "  a:" not in out and "  c:" not in out
+    assert score.main([str(tmp_path), "--show-holdout"]) == 0
+    assert "false alarms 0/3 healthy" in capsys.readouterr().out

@@ -61,6 +61,7 @@ class Case:
     name: str
     log: Path
     meta: dict
+    round: Optional[int] = None  # FAMILY.toml's round: when the family was collected (sealed) or joined train
 
     @property
     def healthy(self) -> bool:
@@ -133,7 +134,7 @@ def load(root: Path) -> tuple[list[Case], list[str]]:
             bad = problems_of(meta, fam.name) + ([] if log.is_file() else [f"{log.name} missing"])
             errors += [f"{fam.name}/{side.stem}: {b}" for b in bad]
             if not bad:
-                cases.append(Case(fam.name, split, side.stem, log, meta))
+                cases.append(Case(fam.name, split, side.stem, log, meta, info.get("round")))
     return cases, errors
 
 
@@ -219,11 +220,12 @@ def main(argv: Optional[list[str]] = None) -> int:
     ap.add_argument("corpus", nargs="?", default="tests/data/corpus", help="the corpus folder")
     ap.add_argument("--json", action="store_true", help="print the scores as JSON")
     ap.add_argument("--split", choices=("train", "holdout"), help="score one split only")
+    ap.add_argument("--round", type=int, help="score only the families whose FAMILY.toml says this round")
     ap.add_argument("--show-holdout", action="store_true",
                     help="list holdout misses and holdout families too (not while tuning patterns)")
     args = ap.parse_args(argv)
     cases, errors = load(Path(args.corpus))
-    report = score([c for c in cases if args.split in (None, c.split)])
+    report = score([c for c in cases if args.split in (None, c.split) and args.round in (None, c.round)])
     report["malformed"] = errors
     if not args.show_holdout:
         hidden = {c.family for c in cases if c.split == "holdout"}
