@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import replace
-from typing import Iterable
+from typing import Iterable, Optional
 
 from ...model import Fix
 from ...text import t
@@ -30,12 +30,14 @@ from . import b3
 from . import c1, c1_pip
 from . import c4
 from . import c2
+from . import remedy
 from .collect import Collector, has_progress, last_progress_in
 from .context import LogFacts, facts
 from .model import CONFIDENCE, KINDS, Answer
 from .units import units
 
-_READERS = {"so-missing": libs.answer, "symbol": readers.symbol, "module": readers.module,
+_READERS = {"hint": lambda seen, log: None,  # remedy.stated reads it, for the unknown answer only
+            "so-missing": libs.answer, "symbol": readers.symbol, "module": readers.module,
             "version": readers.version, "pip": readers.pip, "cuda": errors.cuda, "nccl": errors.nccl,
             "winerror": errors.windows, "triton-res": errors.triton, "oom": errors.oom,
             "unsupported": errors.unsupported, "shm": errors.shm,
@@ -119,15 +121,17 @@ def _with_facts(a: Answer, log: LogFacts) -> Answer:
     return replace(a, facts=log.to_dict())
 
 
-def unknown(log: LogFacts) -> Answer:
-    """The answer when nothing is known: the root error, where it came from, what to attach."""
+def unknown(log: LogFacts, hint: Optional[str] = None) -> Answer:
+    """The answer when nothing is known: the root error, where it came from, the remedy its message
+    states (``hint``, remedy.stated), what to attach."""
     line, exc, msg, text = log.root
     short = exc.split(".")[-1]
     commands = ["flexdoctor facts"] + ([f"python -m pip show {log.package}"] if log.package and
                                        readers.SAFE.fullmatch(log.package) else [])
     return Answer("unknown", short, "low", t("structural.title.unknown", error=text[:200]),
                   t("structural.cause.unknown", package=log.package or t("structural.word.unknown_package")),
-                  Fix(t("structural.fix.unknown"), tuple(commands)), line, text[:300], rank=90,
+                  Fix((t("structural.fix.stated", hint=hint) + " " if hint else "") + t("structural.fix.unknown"),
+                      tuple(commands)), line, text[:300], rank=90,
                   package=log.package, facts=log.to_dict())
 
 
@@ -150,7 +154,7 @@ def interpret(c: Collector, taken: Iterable[int], known: bool) -> tuple[tuple[An
     if known or any(a.rank < LAST_RESORT for a in out):  # a wrapper's reading only where nothing says more
         out = [a for a in out if a.rank < LAST_RESORT]
     if not out and not known and log.root is not None:
-        out = [unknown(log)]
+        out = [unknown(log, remedy.stated(c, log))]
     return tuple(_killed_last_first(out, log)), log
 
 

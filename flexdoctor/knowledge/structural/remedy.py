@@ -1,0 +1,55 @@
+"""The remedy an error states itself, for an error flexdoctor does not know.
+
+Many libraries put the way out in the message: "Try increasing `gpu_memory_utilization`", "Please
+install it with ...", "Re-running `torch.load` with `weights_only` set to `False` will likely succeed",
+"You can set HOROVOD_WITH_PYTORCH=1", "HINT: ...". When no rule knows an error, the unknown answer
+still quotes that sentence (from the root error's line or the few lines of its message around it),
+as the error's own words: what to try first, before a bug report. A hint on a line that reads as a
+warning (a deprecation notice printed next to the error) is not the error's, unless it is the root
+error's own line. The sentence is log text: renderers treat it as data, and it never goes into a
+command.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Optional
+
+from .collect import Collector
+from .context import LogFacts
+
+BEFORE, AFTER = 6, 12  # lines around the root error a hint may be on (its multi-line message)
+MAX_HINT = 300
+
+_WARNING = re.compile(r"[Ww]arning|WARNING|\bW\d{4} |[Dd]eprecat")
+_STOP = re.compile(r"[.!?](?=\s|$)")
+_LEAD = re.compile(r"^[\s(\[]{0,3}(?:\d{1,2}[.)\]]|[-*•])?\s{0,3}")
+
+
+def _sentence(text: str, start: int, end: int) -> str:
+    """The sentence the hint matched in (``start``:``end``), bounded: from the end of the sentence
+    before it (at most 200 characters back) to the end of its own, at most MAX_HINT characters."""
+    begin = 0
+    for m in _STOP.finditer(text, max(0, start - 200), start):
+        begin = m.end()
+    if start - begin > 200:
+        begin = start
+    stop = _STOP.search(text, end)
+    finish = min(stop.end() if stop else len(text), begin + MAX_HINT)
+    return _LEAD.sub("", text[begin:finish]).strip()
+
+
+def stated(c: Collector, log: LogFacts) -> Optional[str]:
+    """The first remedy the root error's message states, or None."""
+    if log.root is None:
+        return None
+    root = log.root[0]
+    for s in c.shapes:
+        if s.uid != "hint" or not root - BEFORE <= s.line <= root + AFTER:
+            continue
+        if s.line != root and _WARNING.search(s.text):
+            continue
+        hint = _sentence(s.text, s.start, s.end)
+        if len(hint) >= 12:
+            return hint
+    return None

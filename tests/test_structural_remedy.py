@@ -1,0 +1,64 @@
+"""The remedy an error states in its own message (structural/remedy.py, issue 22): for an error no rule
+knows, the unknown answer quotes the sentence of the root error's message that says what to do. Lines
+are written for these tests in the shape the libraries print them (not copied from the corpus)."""
+
+from __future__ import annotations
+
+import pytest
+
+from _explain_items import first, fix_text, healthy
+
+TB = ('Traceback (most recent call last):\n  File "/home/u/run.py", line 3, in <module>\n    main()\n'
+      '  File "/home/u/.venv/lib/python3.11/site-packages/{pkg}/core.py", line 9, in main\n    raise X\n')
+
+
+@pytest.mark.parametrize("text, want", [
+    # torch.load's two-option message (torch/serialization.py _get_wo_message): the hint is on a later line
+    (TB.format(pkg="torch") + "_pickle.UnpicklingError: Weights only load failed. This file can still be loaded.\n"
+     "\t(1) Re-running `torch.load` with `weights_only` set to `False` will likely succeed, but it can result in "
+     "arbitrary code execution. Do it only if you trust the source.\n",
+     "Re-running `torch.load` with `weights_only` set to `False` will likely succeed"),
+    # a hint on the root error's own line
+    (TB.format(pkg="engine") + "ValueError: The frobnicator cache is too small for 8192 tokens. Try increasing "
+     "`frob_cache_gb` when initializing the engine.\n", "Try increasing `frob_cache_gb` when initializing the engine."),
+    (TB.format(pkg="horovodx") + "ImportError: Extension horovodx.torch has not been built: /x/mpi_lib.so not found\n"
+     "If this is not expected, reinstall horovodx with HOROVODX_WITH_PYTORCH=1 to debug the build error.\n",
+     "reinstall horovodx with HOROVODX_WITH_PYTORCH=1"),
+    ("RuntimeError: frobd failed to start\nHINT: run frobd --reset-state once, then start it again.\n",
+     "HINT: run frobd --reset-state once"),
+])
+def test_the_errors_own_remedy_is_quoted_first(text, want):
+    top = first(text)
+    assert top is not None and top.kind == "unknown"
+    assert want in fix_text(top)
+    assert all(want not in c for c in top.fix.commands)  # log text is never a command
+
+
+def test_a_warning_next_to_the_error_is_not_its_remedy():
+    text = (TB.format(pkg="frob") + "FutureWarning: `frob.old()` is deprecated. Please use `frob.new()` instead.\n"
+            "RuntimeError: frob kernel 12 exploded\n")
+    top = first(text)
+    assert top is not None and top.kind == "unknown"
+    assert "frob.new" not in fix_text(top) and "says what to do" not in fix_text(top)
+
+
+def test_a_far_away_hint_is_not_the_errors():
+    text = ("Please install frobtools for faster loading.\n" + "step ok\n" * 40 +
+            TB.format(pkg="frob") + "RuntimeError: frob kernel 12 exploded\n")
+    assert "frobtools" not in fix_text(first(text))
+
+
+def test_a_known_error_keeps_its_own_fix():
+    text = ("RuntimeError: CUDA error: an illegal memory access was encountered\n"
+            "Please set CUDA_LAUNCH_BLOCKING=1 and try again.\n")
+    top = first(text)
+    assert top is not None and top.kind != "unknown"
+
+
+@pytest.mark.parametrize("line", [
+    "Please upgrade frob to enjoy the new features.\n",
+    "HINT: you can pass --fast to speed this up\n",
+    "Try setting OMP_NUM_THREADS for better performance.\n",
+])
+def test_hints_without_an_error_raise_nothing(line):
+    healthy(line * 3)
