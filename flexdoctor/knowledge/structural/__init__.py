@@ -27,6 +27,8 @@ from ...text import t
 from . import abi, errors, libs, readers
 from . import b2
 from . import b3
+from . import c3
+from . import c3_attn
 from .collect import Collector, has_progress, last_progress_in
 from .context import LogFacts, facts
 from .model import CONFIDENCE, KINDS, Answer
@@ -48,7 +50,9 @@ _READERS = {"so-missing": libs.answer, "symbol": readers.symbol, "module": reade
             "compiler": b3.compiler, "nvcc": b3.nvcc, "build-failed": b3.build_failed,
             "ptxas-old": b3.ptxas_old,
             "module-b3": readers.module, "inductor-internal": b3.inductor_internal,
-            "pair-cuda": b3.pair_cuda, "jit-ext": b3.jit_extension}
+            "pair-cuda": b3.pair_cuda, "jit-ext": b3.jit_extension,
+            "c3-mismatch": c3.mismatch, "c3-dynamo": c3.dynamo, "c3-fp8": c3.fp8,
+            "c3-hf": c3_attn.hf, "c3-flash": c3_attn.flash}
 
 
 _WARNING = re.compile(r"[Ww]arning|WARNING|\bwarn\b|\bW\d{4} |Error caught was|not available|will not be enabled"
@@ -73,6 +77,8 @@ def _fatal(seen, c: Collector, log: LogFacts) -> bool:
         return True  # a CUDA extension's build on a Mac: its warning is the cause (no CUDA exists there)
     if seen.uid == "nccl" and seen.groups.get("dup"):
         return True  # NCCL's own WARN, but init fails with ncclInvalidUsage right after it (init.cc)
+    if seen.uid == "c3-dynamo" and seen.groups.get("dexc") and (log.root is None or seen.line >= log.root[0]):
+        return True  # tune-c3: "torch._dynamo.exc.Unsupported: ..." raised last (no Error suffix for ctx-exception)
     if seen.uid == "slurm":
         return True  # "sbatch: error:", "slurmstepd: error:": Slurm's own level says it; the reader drops consequences
     return not _WARNING.search(seen.text) and bool(_ERROR.search(seen.text))

@@ -335,6 +335,84 @@ UNITS = (
     ("jit-ext", "shape", (
         r"torch_extensions[\\/](?P<tag>py\d{2,3}_(?:cu\d{2,4}|cpu))[\\/](?P<name>\w{1,80})[\\/][\w.-]{1,120}\.(?:so|pyd): "
         r"undefined symbol: (?P<sym>_ZN(?:3c10|2at|5torch)\w{0,400})",
+    )),
+    # --- tune-c3
+    # Two tensors of one op in different dtypes or on different devices (ATen's checks: TensorIterator /
+    # ScalarType "expected scalar type X but found Y", LinearAlgebra.cpp addmm "expected mat1 and mat2 to have
+    # the same dtype, but got: float != c10::Half" (2.1+: "mat1 and mat2 must have the same dtype, but got
+    # Float and Half"), Convolution.cpp check_input_same_type_as_parameters "Input type (X) and weight type
+    # (Y) should be the same", loss checks "Found dtype Long but expected Float", TensorIterator's
+    # "Expected all tensors to be on the same device, but found at least two devices, cuda:0 and cpu!" (2.6+:
+    # "... but got index is on cpu, different from other tensors on cuda:0"), cudnn RNN's "Input and parameter
+    # tensors are not at the same device", MPS's "Placeholder storage has not been allocated on MPS device!",
+    # FakeTensor's "Unhandled FakeTensor Device Propagation for aten.mm.default, found two different devices").
+    ("c3-mismatch", "shape", (
+        r"expected scalar type (?P<want>\w{1,20}) but found (?P<got>\w{1,20})",
+        r"[Ee]xpected (?:mat1 and mat2|m1 and m2|both vectors) to have (?:the )?same dtype, but (?:got|found):? "
+        r"(?P<got>[\w:]{1,30}(?: int)?) (?:!=|and) (?P<want>[\w:]{1,30}(?: int)?)",
+        r"mat1 and mat2 must have the same dtype, but got (?P<got>\w{1,20}) and (?P<want>\w{1,20})",
+        r"(?P<nodtypes>mat1 and mat2 must have the same dtype)$",
+        r"(?P<conv>Input) type \((?P<got>[\w.:]{1,40})\) and (?:weight|bias) type \((?P<want>[\w.:]{1,40})\) should be the same",
+        r"Found dtype (?P<got>\w{1,20}) but expected (?P<want>\w{1,20})",
+        r"Expected object of scalar type (?P<want>\w{1,20}) but got scalar type (?P<got>\w{1,20})",
+        r"result type (?P<got>\w{1,20}) can't be cast to the desired output type (?P<want>\w{1,20})",
+        r"Expected tensor for argument #\d{1,2} '\w{1,40}' to have (?:one of the following )?scalar types?:? "
+        r"(?P<want>\w{1,20})[^;\n]{0,60}; but got (?P<got>[\w.]{1,40}) instead",
+        r"Expected (?P<mask>attn_mask) dtype to be bool or float or to match query dtype, but got attn_mask\.dtype: "
+        r"(?P<got>[\w:]{1,20}(?: int)?) and {1,3}query\.dtype: (?P<want>[\w:]{1,20})",
+        r"Expected all tensors to be on the same device, but found at least two devices, (?P<dev1>[\w:]{1,20}) and "
+        r"(?P<dev2>[\w:]{1,20})!",
+        r"Expected all tensors to be on the same device, but got \w{1,40} is on (?P<got_dev>[\w:]{1,20}), different "
+        r"from other tensors on (?P<want_dev>[\w:]{1,20})",
+        r"Input and parameter tensors are not at the same device, found input tensor at (?P<got_dev>[\w:]{1,20}) and "
+        r"parameter tensor at (?P<want_dev>[\w:]{1,20})",
+        r"Expected object of device type (?P<want_dev>\w{1,10}) but got device type (?P<got_dev>\w{1,10})",
+        r"Tensor for argument #\d{1,2} '\w{1,40}' is on (?P<got_dev>CPU|GPU)[^,\n]{0,20}, but expected (?:it|them) "
+        r"to be on (?P<want_dev>CPU|GPU)",
+        r"Placeholder storage has not been allocated on (?P<mps>MPS) device",
+        r"Device Propagation for [\w.]{1,80}, found two different devices (?P<dev1>[\w:]{1,20}), (?P<dev2>[\w:]{1,20})",
+    )),
+    # Dynamo at run time: torch/_dynamo/exc.py Unsupported (a graph break that fullgraph=True, torch.export or a
+    # higher-order op such as flex_attention's score_mod cannot take) and UserError; torch/fx/_symbolic_trace.py
+    # ("Detected that you are using FX to symbolically trace a dynamo-optimized function"); torch/_inductor/
+    # cudagraph_trees.py ("accessing tensor output of CUDAGraphs that has been overwritten by a subsequent run").
+    ("c3-dynamo", "shape", (
+        r"^\s*(?:\[rank\d{1,5}\]:\s*)?torch\._dynamo\.exc\.(?P<dexc>Unsupported|UserError): (?P<dmsg>[^\n]{1,500})",
+        r"Detected that you are using FX to (?P<fx>symbolically trace) a dynamo-optimized function",
+        r"accessing tensor output of (?P<cg>CUDAGraphs) that has been overwritten by a subsequent run",
+    )),
+    # Triton's fp8 formats by GPU (triton/language/semantic.py: "type fp8e4nv not supported in this architecture.
+    # The supported fp8 dtypes are ('fp8e4b15', 'fp8e5')"; older: "fp8e4nv data type is not supported on CUDA arch < 89").
+    ("c3-fp8", "shape", (
+        r"type (?P<fp8>fp8e\w{1,6}) not supported in this architecture\. The supported fp8 dtypes are "
+        r"\((?P<ok>[^)\n]{0,80})\)",
+        r"(?P<fp8>fp8e\w{1,6}) data type is not supported on CUDA arch < \d{2,3}",
+    )),
+    # transformers' choice of attention implementation (modeling_utils.py, 4.36 and later; c3_tables.toml [[hf]]).
+    ("c3-hf", "shape", (
+        # the model's class name before the match is read in Python (c3_attn.hf): no leading run here
+        r" does not support Flash Attention (?P<fa>\d)(?:\.0)? yet",
+        r" does not support an attention implementation through "
+        r"(?:torch\.nn\.functional\.scaled_dot_product_attention yet|torch's flex_attention)",
+        r"Specified `attn_implementation=(?P<impl>[^`\n]{1,80})` is not supported\. The only possible arguments are",
+        r"FlashAttention(?P<fa>\d) has been toggled on, but it cannot be used due to the following error: [^\n]{0,120}?"
+        r"(?:doesn't seem to be installed|requires at least version|is not available on CPU"
+        r"|requires compute capability >= (?P<cc>\d{1,2}))",
+        r"Flash Attention (?P<fa>\d)(?:\.0)? only supports torch\.float16 and torch\.bfloat16 dtypes",
+        r"Flash Attention (?P<fa>\d)(?:\.0)? with a model not initialized on GPU and with no GPU available",
+        r"PyTorch (?:SDPA|Flex Attention) requirements in Transformers are not met\. Please install "
+        r"(?P<spec>torch>=\d{1,2}\.\d{1,2}(?:\.\d{1,2})?)",
+    )),
+    # flash-attn's run-time checks (csrc/flash_attn/flash_api.cpp, hopper/flash_api.cpp; c3_tables.toml [[flash]]).
+    ("c3-flash", "shape", (
+        r"FlashAttention backward for head dim (?:> 192|256 with dropout, or head dim 224 with/without dropout) "
+        r"requires A100/A800 or H100/H800",
+        r"Expected (?:is_sm80(?: \|\| is_sm90)?|is_sm90 \|\| is_sm8x|is_sm8x(?: \|\| is_sm90)?) to be true, but got false",
+        r"(?P<arg>cu_seqlens_[qk]|seqused_k) must (?:have shape \(|have dtype int32|be contiguous|be on CUDA)",
+        r"Input tensor must have contiguous last dimension",
+        r"Number of heads in key/value must divide number of heads in query",
+        r"FlashAttention only supports Hopper GPUs or newer",
+        r"^\s*RuntimeError: (?P<arg>q|k|v|query|key|value|out|dout|qkv|kv) must have shape \(",
     )),)
 
 LAYER_IDS = {uid: n for n, (uid, _layer, _pats) in enumerate(UNITS)}
