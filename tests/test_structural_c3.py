@@ -289,3 +289,61 @@ def test_torch_20_flash_check_on_sm86_is_a_torch_answer():
             "improved?  If so, please report an enhancement request to PyTorch.)\n")
     top, fix = first(text)
     assert "enable_flash=False" in fix and "2.0.1" in fix, fix
+
+
+# --- one tensor in the wrong place (NumPy, torch.load, meta) and diffusers' backends --------------------------
+
+@pytest.mark.parametrize("last, want", [
+    ("TypeError: can't convert cuda:0 device type tensor to numpy. Use Tensor.cpu() to copy the tensor to host memory "
+     "first.", "x.detach().cpu().numpy()"),
+    ("RuntimeError: Can't call numpy() on Tensor that requires grad. Use tensor.detach().numpy() instead.",
+     "x.detach().cpu().numpy()"),
+    ("RuntimeError: Attempting to deserialize object on a CUDA device but torch.cuda.is_available() is False. If you "
+     "are running on a CPU-only machine, please use torch.load with map_location=torch.device('cpu') to map your "
+     "storages to the CPU.", 'map_location="cpu"'),
+    ("RuntimeError: Attempting to deserialize object on CUDA device 1 but torch.cuda.device_count() is 1. Please use "
+     "torch.load with map_location to map your storages to an existing device.", 'map_location="cuda:0"'),
+    ("NotImplementedError: Cannot copy out of meta tensor; no data! Please use torch.nn.Module.to_empty() instead of "
+     "torch.nn.Module.to() when moving module from meta to a different device.", "to_empty"),
+    ("RuntimeError: Tensor on device cpu is not on the expected device meta!", "assign=True"),
+    ("RuntimeError: indices should be either on cpu or on the same device as the indexed tensor (cpu)",
+     "inputs.to(model.device)"),
+])
+def test_one_tensor_in_the_wrong_place(last, want):
+    top, fix = first(tb("/w/.venv/lib/python3.11/site-packages/torch/serialization.py", "return torch.load(f)", last))
+    assert ident(top) == "unsupported-op:device", ident(top)
+    assert want in fix, fix
+
+
+def test_old_transformers_wordings():
+    top, fix = first(hf("ValueError: The current architecture does not support Flash Attention 2.0. Please open an "
+                        "issue on GitHub to request support for this architecture: "
+                        "https://github.com/huggingface/transformers/issues/new"))
+    assert 'attn_implementation="sdpa"' in fix and "architecture" not in top.title, (top.title, fix)
+    top, fix = first(hf("ImportError: Flash Attention 2.0 is not available. Please refer to the documentation of "
+                        "https://github.com/Dao-AILab/flash-attention for installing it. Make sure to have at least "
+                        "the version 2.1.0"))
+    assert "pip install flash-attn --no-build-isolation" in fix, fix
+
+
+def test_uncaptured_higher_order_op():
+    top, fix = first("Traceback (most recent call last):\n" + DYN + "torch._dynamo.exc.UncapturedHigherOrderOpError: "
+                     "Cond doesn't work unless it is captured completely with torch.compile. Scroll up to find out "
+                     "what causes the graph break.\n")
+    assert ident(top) == "unsupported-op:dynamo" and "torch.where" in fix and "fullgraph" not in fix, fix
+
+
+@pytest.mark.parametrize("last, want", [
+    ("RuntimeError: Flash Attention backend 'flash' is not usable because of missing package or the version is too "
+     "old. Please install `flash-attn>=2.6.3`.", 'pip install "flash-attn>=2.6.3" --no-build-isolation'),
+    ("RuntimeError: Sage Attention backend 'sage' is not usable because of missing package or the version is too old. "
+     "Please install `sageattention>=2.1.1`.", 'pip install "sageattention>=2.1.1"'),
+    ("RuntimeError: Flash Attention 3 backend '_flash_3' is not usable because of missing package or the version is "
+     "too old. Please build FA3 beta release from source.", "hopper/"),
+])
+def test_diffusers_backend_requirements(last, want):
+    text = ('Traceback (most recent call last):\n  File "/w/.venv/lib/python3.11/site-packages/diffusers/models/'
+            'attention_dispatch.py", line 411, in _check_attention_backend_requirements\n    raise RuntimeError(\n'
+            + last + "\n")
+    top, fix = first(text)
+    assert want in fix and "native" in fix, fix

@@ -81,8 +81,16 @@ def _kind_of(dev: Optional[str]) -> str:
 def mismatch(seen: Seen, facts: LogFacts) -> Optional[Answer]:
     """Two tensors of one op differ in device or dtype (a legacy type such as torch.cuda.HalfTensor names both)."""
     g = seen.groups
+    host = next((case for case in _HOST_CASES if g.get(case)), None)
+    if host:
+        return _answer("unsupported-op", "device", "high", t(f"structural.c3.title.{host}"),
+                       t(f"structural.c3.cause.{host}", dev=g.get(host, "")), t(f"structural.c3.fix.{host}"), [],
+                       seen, facts, 30)
     if g.get("mps"):
         return _device_answer(seen, facts, "cpu", "mps")  # "Placeholder storage has not been allocated on MPS device!"
+    if g.get("idx_dev"):  # "indices should be either on cpu or on the same device as the indexed tensor (cpu)"
+        idx = device_of(g["idx_dev"]) or "cpu"
+        return _device_answer(seen, facts, "cuda" if idx == "cpu" else "cpu", idx)
     if g.get("dev1"):
         return _device_answer(seen, facts, device_of(g["dev1"]) or "cpu", device_of(g.get("dev2")) or "cuda")
     if g.get("got_dev") or g.get("want_dev"):
@@ -92,6 +100,13 @@ def mismatch(seen: Seen, facts: LogFacts) -> Optional[Answer]:
         if a and b and a != b:
             return _device_answer(seen, facts, a, b)
     return _dtype_answer(seen, facts)
+
+
+# Device errors that name one tensor's place, not a pair: NumPy conversion of a GPU tensor or of one that
+# requires grad (torch/csrc/utils/tensor_numpy.cpp), torch.load of CUDA storages where no (such) GPU is
+# (torch/serialization.py validate_cuda_device), copying a module out of the meta device
+# (aten/src/ATen/native/TensorConversions.cpp / torch/nn/modules/module.py to_empty advice).
+_HOST_CASES = ("numpy_dev", "numpy_grad", "load_nocuda", "load_count", "meta_copy")
 
 
 def _device_answer(seen: Seen, facts: LogFacts, a: str, b: str) -> Answer:
@@ -156,12 +171,14 @@ def dynamo(seen: Seen, facts: LogFacts) -> Optional[Answer]:
                        t("structural.c3.cause.cudagraphs"), t("structural.c3.fix.cudagraphs"), [], seen, facts, 30)
     msg = g.get("dmsg", "")
     case = next((r["case"] for r in _rows("dynamo") if r["literal"] in msg), None)
-    if case is None and g.get("dexc") != "Unsupported":
+    if case is None and g.get("dexc") == "UserError":
         return None  # another UserError (torch.export's own checks): not a graph break
     shown = msg[:160]
-    hint = t(f"structural.c3.dynamo.{case or 'generic'}")
+    # a higher-order op (torch.cond, flex_attention's score_mod, associative_scan) must capture its function whole
+    which = "dynamo_hop" if g.get("dexc") == "UncapturedHigherOrderOpError" else "dynamo"
+    hint = "" if which == "dynamo_hop" and case is None else t(f"structural.c3.dynamo.{case or 'generic'}")
     return _answer("unsupported-op", "dynamo", "high", t("structural.c3.title.dynamo", msg=shown),
-                   t("structural.c3.cause.dynamo"), t("structural.c3.fix.dynamo", hint=hint), [], seen, facts, 30)
+                   t(f"structural.c3.cause.{which}"), t(f"structural.c3.fix.{which}", hint=hint), [], seen, facts, 30)
 
 
 # --- Triton's fp8 formats ---------------------------------------------------------------------------

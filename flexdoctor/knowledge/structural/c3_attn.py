@@ -46,7 +46,7 @@ def hf(seen: Seen, facts: LogFacts) -> Optional[Answer]:
     g = seen.groups
     fa = g.get("fa") or "2"
     named = re.search(r"([A-Za-z_]\w{0,119})$", seen.text[max(0, seen.start - 120):seen.start])
-    model = named.group(1) if named else "transformers"
+    model = named.group(1) if named and not g.get("arch") else t("structural.c3.hf.word.this_model")
     kind, subject, commands = "unsupported-op", "attn_implementation", []
     if case == "fa_missing":
         kind, subject = "missing-module", "flash_attn_3" if fa == "3" else "flash_attn"
@@ -95,3 +95,27 @@ def flash(seen: Seen, facts: LogFacts) -> Optional[Answer]:
 
 # the cases decided by the GPU's architecture: the command prints it
 _ARCH_CASES = {"bwd_headdim", "bwd_headdim_old", "pre_ampere", "sm80_torch", "sm80_flash", "fa3_hopper"}
+
+
+# --- diffusers' attention backends -----------------------------------------------------------------
+
+_REQ = re.compile(r"[A-Za-z][\w.-]{0,40}(?:[<>=!~]=?[\w.*+-]{1,20}){0,2}")
+
+
+def diffusers(seen: Seen, facts: LogFacts) -> Optional[Answer]:
+    """diffusers' backend check: the package (and version) it names, or the native backend."""
+    g = seen.groups
+    backend, req = g.get("backend", ""), g.get("req") or ""
+    if backend == "flex" or not re.fullmatch(r"[\w-]{1,40}", backend):
+        return None  # flex: entry FDE's (torch older than 2.5)
+    case = "fa3" if g.get("fa3") else "install" if _REQ.fullmatch(req) else None
+    if case is None:
+        return None
+    commands = []
+    if case == "install":
+        extra = " --no-build-isolation" if req.startswith("flash-attn") else ""
+        commands = [f'python -m pip install "{req}"{extra}']
+    return _answer("missing-module", backend, "high", t("structural.c3.diffusers.title", backend=backend),
+                   t(f"structural.c3.diffusers.cause_{case}", backend=backend, req=req),
+                   t(f"structural.c3.diffusers.fix_{case}", backend=backend, req=req), commands + [_VERSIONS],
+                   seen, facts, 28, "diffusers")

@@ -371,13 +371,21 @@ UNITS = (
         r"to be on (?P<want_dev>CPU|GPU)",
         r"Placeholder storage has not been allocated on (?P<mps>MPS) device",
         r"Device Propagation for [\w.]{1,80}, found two different devices (?P<dev1>[\w:]{1,20}), (?P<dev2>[\w:]{1,20})",
+        r"Tensor on device (?P<got_dev>[\w:]{1,20}) is not on the expected device (?P<want_dev>[\w:]{1,20})!",
+        r"indices should be either on cpu or on the same device as the indexed tensor \((?P<idx_dev>[\w:]{1,20})\)",
+        r"can't convert (?P<numpy_dev>[\w:]{1,20}) device type tensor to numpy",
+        r"(?P<numpy_grad>Can't call numpy\(\) on Tensor that requires grad)",
+        r"(?P<load_nocuda>Attempting to deserialize object on a CUDA device) but torch\.cuda\.is_available\(\) is False",
+        r"Attempting to deserialize object on CUDA device (?P<load_count>\d{1,3}) but torch\.cuda\.device_count\(\) is",
+        r"(?P<meta_copy>Cannot copy out of meta tensor); no data",
     )),
     # Dynamo at run time: torch/_dynamo/exc.py Unsupported (a graph break that fullgraph=True, torch.export or a
     # higher-order op such as flex_attention's score_mod cannot take) and UserError; torch/fx/_symbolic_trace.py
     # ("Detected that you are using FX to symbolically trace a dynamo-optimized function"); torch/_inductor/
     # cudagraph_trees.py ("accessing tensor output of CUDAGraphs that has been overwritten by a subsequent run").
     ("c3-dynamo", "shape", (
-        r"^\s*(?:\[rank\d{1,5}\]:\s*)?torch\._dynamo\.exc\.(?P<dexc>Unsupported|UserError): (?P<dmsg>[^\n]{1,500})",
+        r"^\s*(?:\[rank\d{1,5}\]:\s*)?torch\._dynamo\.exc\.(?P<dexc>Unsupported|UserError|UncapturedHigherOrderOpError): "
+        r"(?P<dmsg>[^\n]{1,500})",
         r"Detected that you are using FX to (?P<fx>symbolically trace) a dynamo-optimized function",
         r"accessing tensor output of (?P<cg>CUDAGraphs) that has been overwritten by a subsequent run",
     )),
@@ -394,6 +402,8 @@ UNITS = (
         r" does not support Flash Attention (?P<fa>\d)(?:\.0)? yet",
         r" does not support an attention implementation through "
         r"(?:torch\.nn\.functional\.scaled_dot_product_attention yet|torch's flex_attention)",
+        r"(?P<arch>The current architecture) does not support Flash Attention 2\.0",  # transformers 4.34-4.35
+        r"Flash Attention 2\.0 is not available\. Please refer to the documentation",
         r"Specified `attn_implementation=(?P<impl>[^`\n]{1,80})` is not supported\. The only possible arguments are",
         r"FlashAttention(?P<fa>\d) has been toggled on, but it cannot be used due to the following error: [^\n]{0,120}?"
         r"(?:doesn't seem to be installed|requires at least version|is not available on CPU"
@@ -413,6 +423,13 @@ UNITS = (
         r"Number of heads in key/value must divide number of heads in query",
         r"FlashAttention only supports Hopper GPUs or newer",
         r"^\s*RuntimeError: (?P<arg>q|k|v|query|key|value|out|dout|qkv|kv) must have shape \(",
+    )),
+    # diffusers' _check_attention_backend_requirements (models/attention_dispatch.py, 0.35+): "Flash Attention
+    # backend 'flash' is not usable because of missing package or the version is too old. Please install
+    # `flash-attn>=2.6.3`." (Sage, Xformers, Flash Attention 3, NPU alike; flex is entry FDE's).
+    ("c3-diffusers", "shape", (
+        r"backend '(?P<backend>[\w-]{1,40})' is not usable because of missing package or the version is too old\. "
+        r"Please (?:install `(?P<req>[^`\n]{1,60})`|build (?P<fa3>FA3))",
     )),)
 
 LAYER_IDS = {uid: n for n, (uid, _layer, _pats) in enumerate(UNITS)}
