@@ -347,3 +347,39 @@ def test_diffusers_backend_requirements(last, want):
             + last + "\n")
     top, fix = first(text)
     assert want in fix and "native" in fix, fix
+
+
+@pytest.mark.parametrize("last, want", [
+    ("RuntimeError: query and key must have the same dtype", "q.to(dtype)"),
+    ("ValueError: Query/Key/Value should all have the same dtype", "q.to(dtype)"),
+    ("RuntimeError: mat1 and mat2 must have the same dtype", "x.to(model.dtype)"),
+    ("RuntimeError: expected dtype Float but got dtype Long", "y.float()"),
+    ("RuntimeError: Index put requires the source and destination dtypes match, got Float for the destination and "
+     "Half for the source.", "autocast"),
+    ("RuntimeError: masked_scatter_: expected self and source to have same dtypes but got Half and Float",
+     "x.to(model.dtype)"),
+    ("RuntimeError: value cannot be converted to type at::Half without overflow", "torch.finfo(scores.dtype).min"),
+    ("RuntimeError: Expected tensor for argument #1 'input' to have the same type as tensor for argument #2 'weight'; "
+     "but type torch.cuda.HalfTensor does not equal torch.cuda.FloatTensor (while checking arguments for "
+     "cudnn_convolution)", "autocast"),
+])
+def test_dtype_siblings(last, want):
+    top, fix = first(tb(LINEAR, "return F.linear(input, self.weight, self.bias)", last))
+    assert ident(top) == "unsupported-op:dtype", ident(top)
+    assert want in fix, fix
+
+
+def test_unnamed_dtypes_are_not_invented():
+    top, fix = first(tb(LINEAR, "return F.linear(input, self.weight, self.bias)",
+                        "RuntimeError: mat1 and mat2 must have the same dtype"))
+    assert "torch.float16" not in top.title + top.cause, top.title
+
+
+@pytest.mark.parametrize("last, want", [
+    ("RuntimeError: Expected tensor for argument #1 'input' to have the same device as tensor for argument #2 "
+     "'weight'; but device 1 does not equal 0 (while checking arguments for cudnn_convolution)", "CUDA_VISIBLE_DEVICES=0"),
+    ("RuntimeError: expected device cuda:0 but got device cpu", "inputs.to(model.device)"),
+])
+def test_torch1_device_wordings(last, want):
+    top, fix = first(tb(CONV, "return F.conv2d(input, weight, bias)", last))
+    assert ident(top) == "unsupported-op:device" and want in fix, fix

@@ -61,6 +61,8 @@ def device_of(word: Optional[str]) -> Optional[str]:
     low = w.lower()
     if re.fullmatch(r"(?:cuda|cpu|mps|xpu|meta|hpu|npu)(?::\d{1,3})?", low):
         return low
+    if re.fullmatch(r"\d{1,3}", low):  # "but device 1 does not equal 0" (torch 1.x): GPU indices
+        return f"cuda:{low}"
     if low in ("gpu",):
         return "cuda"
     if low.startswith("torch.cuda.") or w.startswith("CUDA"):
@@ -144,16 +146,25 @@ def _dtype_case(got: dict, want: dict, g: dict) -> str:
 
 
 def _dtype_answer(seen: Seen, facts: LogFacts) -> Optional[Answer]:
-    got, want = _dtype_pair(seen.groups)
+    g = seen.groups
+    hint = {"dev_hint": "mps" if facts.platform == "macos" else "cuda"}
+    if g.get("ovf"):  # "value cannot be converted to type at::Half without overflow": a fill value too big
+        row = dtype_of(g["ovf"])
+        shown = row["torch"] if row else g["ovf"]
+        return _answer("unsupported-op", "dtype", "high", t("structural.c3.title.overflow", dtype=shown),
+                       t("structural.c3.cause.overflow", dtype=shown), t("structural.c3.fix.overflow", **hint), [],
+                       seen, facts, 30)
+    got, want = _dtype_pair(g)
     if got is None or want is None:
-        if not seen.groups.get("nodtypes"):
+        if not g.get("nodtypes"):
             return None
-        got, want = dtype_of("float"), dtype_of("half")  # "mat1 and mat2 must have the same dtype" (no names)
-        case = "precision"
-    else:
-        case = _dtype_case(got, want, seen.groups)
-    names = {"got": got["torch"], "want": want["torch"], "cast": want["cast"],
-             "dev_hint": "mps" if facts.platform == "macos" else "cuda"}
+        # the message names no dtypes ("mat1 and mat2 must have the same dtype", "query and key must have the same
+        # dtype"): the remedy of a precision mix, without claiming which two
+        return _answer("unsupported-op", "dtype", "high", t("structural.c3.title.dtype_unnamed"),
+                       t("structural.c3.cause.dtype_unnamed"), t("structural.c3.fix.dtype_unnamed", **hint), [],
+                       seen, facts, 30)
+    case = _dtype_case(got, want, g)
+    names = {"got": got["torch"], "want": want["torch"], "cast": want["cast"], **hint}
     return _answer("unsupported-op", "dtype", "high", t("structural.c3.title.dtype", **names),
                    t(f"structural.c3.cause.dtype_{case}", **names), t(f"structural.c3.fix.dtype_{case}", **names),
                    [], seen, facts, 30)

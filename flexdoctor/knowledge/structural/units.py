@@ -352,6 +352,22 @@ UNITS = (
         r"(?P<got>[\w:]{1,30}(?: int)?) (?:!=|and) (?P<want>[\w:]{1,30}(?: int)?)",
         r"mat1 and mat2 must have the same dtype, but got (?P<got>\w{1,20}) and (?P<want>\w{1,20})",
         r"(?P<nodtypes>mat1 and mat2 must have the same dtype)$",
+        # flash-attn's TORCH_CHECK(k.dtype() == q_dtype, ...), xformers' fmha input check
+        r"(?P<nodtypes>(?:query and key|query and value) must have the same dtype)",
+        r"(?P<nodtypes>Query/Key/Value should (?:all )?have the same dtype)",
+        r"expected dtype (?P<want>\w{1,20}) but got dtype (?P<got>\w{1,20})",
+        r"requires the source and destination dtypes match, got (?P<want>\w{1,20}) for the destination and "
+        r"(?P<got>\w{1,20}) for the source",
+        r"expected self and source to have same dtypes but got (?P<want>\w{1,20}) and (?P<got>\w{1,20})",
+        r"value cannot be converted to type (?:at::|c10::)?(?P<ovf>\w{1,20}) without overflow",
+        # torch 1.x: "Expected tensor for argument #1 'input' to have the same type as tensor for argument #2
+        # 'weight'; but type torch.cuda.HalfTensor does not equal torch.cuda.FloatTensor", "... the same device
+        # as ...; but device 1 does not equal 0", "expected device cuda:0 but got device cpu"
+        r"to have the same type as tensor for argument #\d{1,2} '\w{1,40}'; but type (?P<conv>(?P<got>[\w.]{1,40})) "
+        r"does not equal (?P<want>[\w.]{1,40})",
+        r"to have the same device as tensor for argument #\d{1,2} '\w{1,40}'; but device (?P<dev1>\d{1,3}) does not "
+        r"equal (?P<dev2>\d{1,3})",
+        r"expected device (?P<want_dev>[\w:]{1,20}) but got device (?P<got_dev>[\w:]{1,20})",
         r"(?P<conv>Input) type \((?P<got>[\w.:]{1,40})\) and (?:weight|bias) type \((?P<want>[\w.:]{1,40})\) should be the same",
         r"Found dtype (?P<got>\w{1,20}) but expected (?P<want>\w{1,20})",
         r"Expected object of scalar type (?P<want>\w{1,20}) but got scalar type (?P<got>\w{1,20})",
