@@ -383,3 +383,19 @@ def test_unnamed_dtypes_are_not_invented():
 def test_torch1_device_wordings(last, want):
     top, fix = first(tb(CONV, "return F.conv2d(input, weight, bias)", last))
     assert ident(top) == "unsupported-op:device" and want in fix, fix
+
+
+@pytest.mark.parametrize("last, want", [
+    ("AttributeError: module 'torch._dynamo.config' has no attribute 'recompile_limit'", "cache_size_limit"),
+    ("ImportError: cannot import name 'save_cache_artifacts' from 'torch.compiler' "
+     "(/opt/conda/lib/python3.11/site-packages/torch/compiler/__init__.py)", "torch>=2.7"),
+])
+def test_torch_api_names_the_release_that_added_it(last, want):
+    top, fix = first(tb("/w/warm.py", "torch._dynamo.config.recompile_limit = 64", last))
+    assert ident(top) == "version-constraint:torch" and want in fix, (ident(top), fix)
+
+
+def test_an_unknown_torch_attribute_is_left_to_the_generic_reading():
+    top, fix = first(tb("/w/warm.py", "torch.foo()", "AttributeError: module 'torch.compiler' has no attribute "
+                        "'nonexistent_thing'"))
+    assert ident(top) != "version-constraint:torch", ident(top)

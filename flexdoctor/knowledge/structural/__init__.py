@@ -52,7 +52,8 @@ _READERS = {"so-missing": libs.answer, "symbol": readers.symbol, "module": reade
             "module-b3": readers.module, "inductor-internal": b3.inductor_internal,
             "pair-cuda": b3.pair_cuda, "jit-ext": b3.jit_extension,
             "c3-mismatch": c3.mismatch, "c3-dynamo": c3.dynamo, "c3-fp8": c3.fp8,
-            "c3-hf": c3_attn.hf, "c3-flash": c3_attn.flash, "c3-diffusers": c3_attn.diffusers}
+            "c3-hf": c3_attn.hf, "c3-flash": c3_attn.flash, "c3-diffusers": c3_attn.diffusers,
+            "c3-api": c3.torch_api}
 
 
 _WARNING = re.compile(r"[Ww]arning|WARNING|\bwarn\b|\bW\d{4} |Error caught was|not available|will not be enabled"

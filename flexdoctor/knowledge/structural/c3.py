@@ -208,3 +208,18 @@ def fp8(seen: Seen, facts: LogFacts) -> Optional[Answer]:
                    t(f"structural.c3.fix.fp8_{case}", fp8=name, torch=row["torch"], ok=ok or "?"),
                    ['python -c "import torch; print(torch.cuda.get_device_name(), torch.cuda.get_device_capability())"'],
                    seen, facts, 30)
+
+
+# --- torch APIs by release --------------------------------------------------------------------------
+
+def torch_api(seen: Seen, facts: LogFacts) -> Optional[Answer]:
+    """An attribute of torch that the installed release does not have yet: the release that added it."""
+    mod, attr = "torch." + seen.groups.get("mod", ""), seen.groups.get("attr", "")
+    row = next((r for r in _rows("torch_api") if r["module"] == mod and r["name"] == attr), None)
+    if row is None:
+        return None
+    words = {"api": f"{mod}.{attr}", "since": row["since"], "alt": row["alt"], "torch": facts.torch or "?"}
+    fix = t("structural.c3.api.fix_alt" if row["alt"] else "structural.c3.api.fix", **words)
+    return _answer("version-constraint", "torch", "high", t("structural.c3.api.title", **words),
+                   t("structural.c3.api.cause", **words), fix,
+                   ['python -c "import torch; print(torch.__version__, torch.version.cuda)"'], seen, facts, 20)

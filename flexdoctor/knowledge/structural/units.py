@@ -440,6 +440,12 @@ UNITS = (
         r"FlashAttention only supports Hopper GPUs or newer",
         r"^\s*RuntimeError: (?P<arg>q|k|v|query|key|value|out|dout|qkv|kv) must have shape \(",
     )),
+    # A torch API older releases lack (c3_tables.toml [[torch_api]]): "AttributeError: module 'torch._dynamo.config'
+    # has no attribute 'recompile_limit'", "cannot import name 'save_cache_artifacts' from 'torch.compiler'".
+    ("c3-api", "shape", (
+        r"module 'torch\.(?P<mod>[\w.]{1,80})' has no attribute '(?P<attr>\w{1,80})'",
+        r"cannot import name '(?P<attr>\w{1,80})' from 'torch\.(?P<mod>[\w.]{1,80})'",
+    )),
     # diffusers' _check_attention_backend_requirements (models/attention_dispatch.py, 0.35+): "Flash Attention
     # backend 'flash' is not usable because of missing package or the version is too old. Please install
     # `flash-attn>=2.6.3`." (Sage, Xformers, Flash Attention 3, NPU alike; flex is entry FDE's).
