@@ -399,3 +399,29 @@ def test_an_unknown_torch_attribute_is_left_to_the_generic_reading():
     top, fix = first(tb("/w/warm.py", "torch.foo()", "AttributeError: module 'torch.compiler' has no attribute "
                         "'nonexistent_thing'"))
     assert ident(top) != "version-constraint:torch", ident(top)
+
+
+# --- SDPA refusing every kernel, the RuntimeError cut off; Inductor's lowering error without its module -------
+
+@pytest.mark.parametrize("header", [
+    "Memory efficient kernel not used because:",
+    "Flash attention kernel not used because:",
+    "CuDNN attention kernel not used because:",
+])
+def test_sdpa_debug_headers_mean_no_available_kernel(header):
+    # aten sdp_utils.cpp select_sdp_backend prints these only on its way to "No available kernel"
+    text = ("  0%|          | 0/100 [00:00<?, ?it/s]/w/model/attention.py:88: UserWarning: Memory Efficient attention "
+            "has been runtime disabled. (Triggered internally at ../aten/src/ATen/native/transformers/cuda/"
+            "sdp_utils.cpp:512.)\n  out = F.scaled_dot_product_attention(\n"
+            f"/w/model/attention.py:88: UserWarning: {header} (Triggered internally at ../aten/src/ATen/native/"
+            "transformers/cuda/sdp_utils.cpp:700.)\n  out = F.scaled_dot_product_attention(\n")
+    top, fix = first(text)
+    assert ident(top) == "FDE701" and "enable_math=True" in fix, (ident(top), fix)
+
+
+def test_bare_lowering_exception_of_flex_under_dynamic_shapes():
+    text = ("LoweringException: AssertionError: Batch dimension must match\n  target: flex_attention\n"
+            "  args[0]: TensorBox(StorageBox(\n    InputBuffer(name='primals_1', layout=FixedLayout('cuda', "
+            "torch.float16, size=[s0, 16, s1, 64], stride=[1024*s1, 64, 1024, 1]))\n  ))\n")
+    top, fix = first(text)
+    assert "dynamic=False" in fix, (ident(top), fix)

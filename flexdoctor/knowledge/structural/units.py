@@ -446,6 +446,11 @@ UNITS = (
         r"module 'torch\.(?P<mod>[\w.]{1,80})' has no attribute '(?P<attr>\w{1,80})'",
         r"cannot import name '(?P<attr>\w{1,80})' from 'torch\.(?P<mod>[\w.]{1,80})'",
     )),
+    # Inductor's lowering error pasted without its module path ("LoweringException: AssertionError: Batch dimension
+    # must match" / "  target: flex_attention"): read as b3.inductor_internal reads the qualified one.
+    ("c3-lowering", "shape", (
+        r"^\s*(?:\[rank\d{1,5}\]:\s*)?LoweringException: (?P<inner>[A-Za-z]\w{0,60}(?:Error|Exception))",
+    )),
     # diffusers' _check_attention_backend_requirements (models/attention_dispatch.py, 0.35+): "Flash Attention
     # backend 'flash' is not usable because of missing package or the version is too old. Please install
     # `flash-attn>=2.6.3`." (Sage, Xformers, Flash Attention 3, NPU alike; flex is entry FDE's).
