@@ -425,3 +425,21 @@ def test_bare_lowering_exception_of_flex_under_dynamic_shapes():
             "torch.float16, size=[s0, 16, s1, 64], stride=[1024*s1, 64, 1024, 1]))\n  ))\n")
     top, fix = first(text)
     assert "dynamic=False" in fix, (ident(top), fix)
+
+
+@pytest.mark.parametrize("last", [
+    "RuntimeError: self and mat2 must have the same dtype, but got Half and Float",
+    "RuntimeError: expected self and mat2 to have the same dtype, but got: c10::Half != float",
+    "RuntimeError: mixed dtype (CPU): expect parameter to have scalar type of Float",
+])
+def test_dtype_wordings_of_other_ops(last):
+    top, fix = first(tb(LINEAR, "return torch.bmm(attn, v)", last))
+    assert ident(top) == "unsupported-op:dtype" and "x.to(model.dtype)" in fix, (ident(top), fix)
+
+
+def test_cutlass_no_kernel_is_fp16_on_pre_ampere():
+    text = ('Traceback (most recent call last):\n  File "/usr/local/lib/python3.10/dist-packages/xformers/ops/fmha/'
+            '__init__.py", line 310, in _memory_efficient_attention_forward\n    out, *_ = op.apply(inp, '
+            'needs_gradient=False)\nRuntimeError: cutlassF: no kernel found to launch!\n')
+    top, fix = first(text)
+    assert ident(top) == "unsupported-op:memory-efficient" and "torch_dtype=torch.float16" in fix, (ident(top), fix)

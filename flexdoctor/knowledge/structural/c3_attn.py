@@ -83,7 +83,7 @@ def flash(seen: Seen, facts: LogFacts) -> Optional[Answer]:
     elif case == "bwd_headdim" and "> 192" in seen.text:
         case = "bwd_headdim_old"  # flash-attn <= 2.5.4: every head dim > 192 (2.5.5 allows 256 without dropout)
     arg = g.get("arg") or "q"
-    subject = "flash-attn-3" if case == "fa3_hopper" else "flash-attn"
+    subject = {"fa3_hopper": "flash-attn-3", "cutlass": "memory-efficient"}.get(case, "flash-attn")
     commands = ["python -m pip install --upgrade flash-attn --no-build-isolation"] if case in (
         "bwd_headdim_old", "sm80_flash") else []
     if case in _ARCH_CASES:
@@ -94,7 +94,7 @@ def flash(seen: Seen, facts: LogFacts) -> Optional[Answer]:
 
 
 # the cases decided by the GPU's architecture: the command prints it
-_ARCH_CASES = {"bwd_headdim", "bwd_headdim_old", "pre_ampere", "sm80_torch", "sm80_flash", "fa3_hopper"}
+_ARCH_CASES = {"bwd_headdim", "bwd_headdim_old", "pre_ampere", "sm80_torch", "sm80_flash", "fa3_hopper", "cutlass"}
 
 
 # --- diffusers' attention backends -----------------------------------------------------------------

@@ -350,7 +350,10 @@ UNITS = (
         r"expected scalar type (?P<want>\w{1,20}) but found (?P<got>\w{1,20})",
         r"[Ee]xpected (?:mat1 and mat2|m1 and m2|both vectors) to have (?:the )?same dtype, but (?:got|found):? "
         r"(?P<got>[\w:]{1,30}(?: int)?) (?:!=|and) (?P<want>[\w:]{1,30}(?: int)?)",
-        r"mat1 and mat2 must have the same dtype, but got (?P<got>\w{1,20}) and (?P<want>\w{1,20})",
+        # "mat1 and mat2 / self and mat2 / ... must have the same dtype, but got Half and Float" (2.1+): the first is the input
+        r" must have the same dtype, but got (?P<got>\w{1,20}) and (?P<want>\w{1,20})",
+        r" to have the same dtype, but got: (?P<got>[\w:]{1,30}(?: int)?) != (?P<want>[\w:]{1,30}(?: int)?)",
+        r"mixed dtype \(CPU\): (?P<nodtypes>expect parameter to have scalar type of|all inputs must share same datatype)",
         r"(?P<nodtypes>mat1 and mat2 must have the same dtype)$",
         # flash-attn's TORCH_CHECK(k.dtype() == q_dtype, ...), xformers' fmha input check
         r"(?P<nodtypes>(?:query and key|query and value) must have the same dtype)",
@@ -438,6 +441,8 @@ UNITS = (
         r"Input tensor must have contiguous last dimension",
         r"Number of heads in key/value must divide number of heads in query",
         r"FlashAttention only supports Hopper GPUs or newer",
+        # the CUTLASS memory-efficient kernel (xformers, and torch's SDPA, which carries a copy of it)
+        r"cutlass[FB]: no kernel found to launch",
         r"^\s*RuntimeError: (?P<arg>q|k|v|query|key|value|out|dout|qkv|kv) must have shape \(",
     )),
     # A torch API older releases lack (c3_tables.toml [[torch_api]]): "AttributeError: module 'torch._dynamo.config'
