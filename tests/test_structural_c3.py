@@ -443,3 +443,15 @@ def test_cutlass_no_kernel_is_fp16_on_pre_ampere():
             'needs_gradient=False)\nRuntimeError: cutlassF: no kernel found to launch!\n')
     top, fix = first(text)
     assert ident(top) == "unsupported-op:memory-efficient" and "torch_dtype=torch.float16" in fix, (ident(top), fix)
+
+
+@pytest.mark.parametrize("last, want", [
+    ("ValueError: `.to` is not supported for `4-bit` or `8-bit` bitsandbytes models. Please use the model as it is, "
+     "since the model has already been set to the correct devices and casted to the correct `dtype`.",
+     'device_map={"": 0}'),
+    ("RuntimeError: You can't move a model that has some modules offloaded to cpu or disk.", "BitsAndBytesConfig"),
+])
+def test_models_placed_at_load_time_are_not_moved(last, want):
+    top, fix = first(tb("/w/.venv/lib/python3.11/site-packages/accelerate/big_modeling.py", "model = model.to(device)",
+                        last))
+    assert ident(top) == "unsupported-op:device" and want in fix and "inputs.to(model.device)" in fix, (ident(top), fix)

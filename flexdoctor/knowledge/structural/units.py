@@ -397,6 +397,9 @@ UNITS = (
         r"(?P<load_nocuda>Attempting to deserialize object on a CUDA device) but torch\.cuda\.is_available\(\) is False",
         r"Attempting to deserialize object on CUDA device (?P<load_count>\d{1,3}) but torch\.cuda\.device_count\(\) is",
         r"(?P<meta_copy>Cannot copy out of meta tensor); no data",
+        # transformers modeling_utils.py PreTrainedModel.to/cuda on quantized models; accelerate big_modeling.py
+        r"`\.(?P<quant_to>to|cuda)` is not supported for (?:`[48]-bit`|HQQ-quantized)",
+        r"(?P<offloaded>You can't move a model that has some modules offloaded to cpu or disk)",
     )),
     # Dynamo at run time: torch/_dynamo/exc.py Unsupported (a graph break that fullgraph=True, torch.export or a
     # higher-order op such as flex_attention's score_mod cannot take) and UserError; torch/fx/_symbolic_trace.py
