@@ -455,3 +455,10 @@ def test_models_placed_at_load_time_are_not_moved(last, want):
     top, fix = first(tb("/w/.venv/lib/python3.11/site-packages/accelerate/big_modeling.py", "model = model.to(device)",
                         last))
     assert ident(top) == "unsupported-op:device" and want in fix and "inputs.to(model.device)" in fix, (ident(top), fix)
+
+
+def test_generator_on_another_device():
+    top, fix = first(tb("/w/.venv/lib/python3.11/site-packages/torch/utils/data/sampler.py",
+                        "yield from torch.randperm(n, generator=generator).tolist()",
+                        "RuntimeError: Expected a 'cuda' device type for generator but found 'cpu'"))
+    assert ident(top) == "unsupported-op:device" and 'torch.Generator(device="cuda")' in fix, (ident(top), fix)

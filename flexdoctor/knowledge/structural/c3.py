@@ -109,7 +109,8 @@ def mismatch(seen: Seen, facts: LogFacts) -> Optional[Answer]:
 # (torch/serialization.py validate_cuda_device), copying a module out of the meta device
 # (aten/src/ATen/native/TensorConversions.cpp / torch/nn/modules/module.py to_empty advice), moving a model that
 # transformers/accelerate placed at load time (a bitsandbytes/HQQ-quantized one, one with offloaded modules).
-_HOST_CASES = ("numpy_dev", "numpy_grad", "load_nocuda", "load_count", "meta_copy", "quant_to", "offloaded")
+_HOST_CASES = ("numpy_dev", "numpy_grad", "load_nocuda", "load_count", "meta_copy", "quant_to", "offloaded",
+               "generator")
 
 
 def _device_answer(seen: Seen, facts: LogFacts, a: str, b: str) -> Answer:

@@ -400,6 +400,9 @@ UNITS = (
         # transformers modeling_utils.py PreTrainedModel.to/cuda on quantized models; accelerate big_modeling.py
         r"`\.(?P<quant_to>to|cuda)` is not supported for (?:`[48]-bit`|HQQ-quantized)",
         r"(?P<offloaded>You can't move a model that has some modules offloaded to cpu or disk)",
+        # aten/src/ATen/core/Generator.h check_generator: a generator on another device than the tensors (a global
+        # torch.set_default_device("cuda") makes DataLoader's randperm CUDA while its generator stays on the CPU)
+        r"Expected a '(?P<generator>\w{1,10})' device type for generator but found '\w{1,10}'",
     )),
     # Dynamo at run time: torch/_dynamo/exc.py Unsupported (a graph break that fullgraph=True, torch.export or a
     # higher-order op such as flex_attention's score_mod cannot take) and UserError; torch/fx/_symbolic_trace.py
