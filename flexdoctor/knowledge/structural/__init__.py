@@ -53,7 +53,7 @@ _READERS = {"so-missing": libs.answer, "symbol": readers.symbol, "module": reade
             "pair-cuda": b3.pair_cuda, "jit-ext": b3.jit_extension,
             "c3-mismatch": c3.mismatch, "c3-dynamo": c3.dynamo, "c3-fp8": c3.fp8,
             "c3-hf": c3_attn.hf, "c3-flash": c3_attn.flash, "c3-diffusers": c3_attn.diffusers,
-            "c3-api": c3.torch_api, "c3-lowering": b3.inductor_internal}
+            "c3-api": c3.torch_api, "c3-lowering": c3.lowering}
 
 
 _WARNING = re.compile(r"[Ww]arning|WARNING|\bwarn\b|\bW\d{4} |Error caught was|not available|will not be enabled"

@@ -25,6 +25,7 @@ from ...text import t
 from .collect import Seen
 from .context import LogFacts
 from .model import Answer
+from . import b3
 from .readers import _answer
 from .tables import _load
 
@@ -174,8 +175,24 @@ def _dtype_answer(seen: Seen, facts: LogFacts) -> Optional[Answer]:
 
 # --- Dynamo at run time -----------------------------------------------------------------------------
 
+_LINE_START = re.compile(r"\s{0,40}(?:\[rank\d{1,5}\]:\s{0,40})?")
+
+
+def own_exception(seen: Seen) -> bool:
+    """The match starts the line (after spaces or a ``[rankN]:`` prefix): the line is that exception, not a
+    logger's record quoting it (``W1120 ... torch._dynamo.exc.Unsupported: ...``)."""
+    return bool(_LINE_START.fullmatch(seen.text[:seen.start]))
+
+
+def lowering(seen: Seen, facts: LogFacts) -> Optional[Answer]:
+    """A bare ``LoweringException: AssertionError: ...`` line: Inductor's error, read as b3 reads it."""
+    return b3.inductor_internal(seen, facts) if own_exception(seen) else None
+
+
 def dynamo(seen: Seen, facts: LogFacts) -> Optional[Answer]:
     g = seen.groups
+    if g.get("dexc") and not own_exception(seen):
+        return None
     if g.get("fx"):
         return _answer("unsupported-op", "dynamo", "high", t("structural.c3.title.fx"), t("structural.c3.cause.fx"),
                        t("structural.c3.fix.fx"), [], seen, facts, 30)

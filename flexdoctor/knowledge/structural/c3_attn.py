@@ -82,7 +82,7 @@ def flash(seen: Seen, facts: LogFacts) -> Optional[Answer]:
         case = "pre_ampere" if older else "sm80_torch" if in_torch else "sm80_flash"
     elif case == "bwd_headdim" and "> 192" in seen.text:
         case = "bwd_headdim_old"  # flash-attn <= 2.5.4: every head dim > 192 (2.5.5 allows 256 without dropout)
-    arg = g.get("arg") or "q"
+    arg = "cu_seqlens_" + g["qk"] if g.get("qk") else _shape_arg(seen) if case == "shape" else "q"
     subject = {"fa3_hopper": "flash-attn-3", "cutlass": "memory-efficient"}.get(case, "flash-attn")
     commands = ["python -m pip install --upgrade flash-attn --no-build-isolation"] if case in (
         "bwd_headdim_old", "sm80_flash") else []
@@ -91,6 +91,12 @@ def flash(seen: Seen, facts: LogFacts) -> Optional[Answer]:
     return _answer("unsupported-op", subject, "high", t(f"structural.c3.flash.title.{case}", arg=arg),
                    t(f"structural.c3.flash.cause.{case}", arg=arg), t(f"structural.c3.flash.fix.{case}", arg=arg),
                    commands, seen, facts, 28)
+
+
+def _shape_arg(seen: Seen) -> str:
+    """The tensor CHECK_SHAPE named: the word before " must have shape (" (q, k, v, out, dout, ...)."""
+    m = re.search(r"\b(q|k|v|query|key|value|out|dout|qkv|kv|softmax_lse)$", seen.text[max(0, seen.start - 20):seen.start])
+    return m.group(1) if m else "q"
 
 
 # the cases decided by the GPU's architecture: the command prints it

@@ -348,8 +348,7 @@ UNITS = (
     # FakeTensor's "Unhandled FakeTensor Device Propagation for aten.mm.default, found two different devices").
     ("c3-mismatch", "shape", (
         r"expected scalar type (?P<want>\w{1,20}) but found (?P<got>\w{1,20})",
-        r"[Ee]xpected (?:mat1 and mat2|m1 and m2|both vectors) to have (?:the )?same dtype, but (?:got|found):? "
-        r"(?P<got>[\w:]{1,30}(?: int)?) (?:!=|and) (?P<want>[\w:]{1,30}(?: int)?)",
+        r"both vectors to have same dtype, but found (?P<got>\w{1,20}) and (?P<want>\w{1,20})",
         # "mat1 and mat2 / self and mat2 / ... must have the same dtype, but got Half and Float" (2.1+): the first is the input
         r" must have the same dtype, but got (?P<got>\w{1,20}) and (?P<want>\w{1,20})",
         r" to have the same dtype, but got: (?P<got>[\w:]{1,30}(?: int)?) != (?P<want>[\w:]{1,30}(?: int)?)",
@@ -409,8 +408,8 @@ UNITS = (
     # ("Detected that you are using FX to symbolically trace a dynamo-optimized function"); torch/_inductor/
     # cudagraph_trees.py ("accessing tensor output of CUDAGraphs that has been overwritten by a subsequent run").
     ("c3-dynamo", "shape", (
-        r"^\s*(?:\[rank\d{1,5}\]:\s*)?torch\._dynamo\.exc\.(?P<dexc>Unsupported|UserError|UncapturedHigherOrderOpError): "
-        r"(?P<dmsg>[^\n]{1,500})",
+        # only as the line's own exception (c3.dynamo checks what precedes it: nothing, or a [rankN]: prefix)
+        r"torch\._dynamo\.exc\.(?P<dexc>Unsupported|UserError|UncapturedHigherOrderOpError): (?P<dmsg>[^\n]{1,500})",
         r"Detected that you are using FX to (?P<fx>symbolically trace) a dynamo-optimized function",
         r"accessing tensor output of (?P<cg>CUDAGraphs) that has been overwritten by a subsequent run",
     )),
@@ -443,13 +442,14 @@ UNITS = (
         r"FlashAttention backward for head dim (?:> 192|256 with dropout, or head dim 224 with/without dropout) "
         r"requires A100/A800 or H100/H800",
         r"Expected (?:is_sm80(?: \|\| is_sm90)?|is_sm90 \|\| is_sm8x|is_sm8x(?: \|\| is_sm90)?) to be true, but got false",
-        r"(?P<arg>cu_seqlens_[qk]|seqused_k) must (?:have shape \(|have dtype int32|be contiguous|be on CUDA)",
+        r"cu_seqlens_(?P<qk>[qk]) must (?:have shape \(|have dtype int32|be contiguous|be on CUDA)",
         r"Input tensor must have contiguous last dimension",
         r"Number of heads in key/value must divide number of heads in query",
         r"FlashAttention only supports Hopper GPUs or newer",
         # the CUTLASS memory-efficient kernel (xformers, and torch's SDPA, which carries a copy of it)
         r"cutlass[FB]: no kernel found to launch",
-        r"^\s*RuntimeError: (?P<arg>q|k|v|query|key|value|out|dout|qkv|kv) must have shape \(",
+        # CHECK_SHAPE(q, batch_size, seqlen_q, ...) / (total_q, ...): the tensor's name before it is read in Python
+        r" must have shape \((?:batch_size, seqlen_|total_)",
     )),
     # A torch API older releases lack (c3_tables.toml [[torch_api]]): "AttributeError: module 'torch._dynamo.config'
     # has no attribute 'recompile_limit'", "cannot import name 'save_cache_artifacts' from 'torch.compiler'".
@@ -460,7 +460,7 @@ UNITS = (
     # Inductor's lowering error pasted without its module path ("LoweringException: AssertionError: Batch dimension
     # must match" / "  target: flex_attention"): read as b3.inductor_internal reads the qualified one.
     ("c3-lowering", "shape", (
-        r"^\s*(?:\[rank\d{1,5}\]:\s*)?LoweringException: (?P<inner>[A-Za-z]\w{0,60}(?:Error|Exception))",
+        r"LoweringException: (?P<inner>[A-Za-z]\w{0,60}(?:Error|Exception))",
     )),
     # diffusers' _check_attention_backend_requirements (models/attention_dispatch.py, 0.35+): "Flash Attention
     # backend 'flash' is not usable because of missing package or the version is too old. Please install
