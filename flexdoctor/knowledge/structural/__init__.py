@@ -31,6 +31,8 @@ from . import c1, c1_pip
 from . import c4
 from . import c2
 from . import remedy
+from . import c3
+from . import c3_attn
 from .collect import Collector, has_progress, last_progress_in
 from .context import LogFacts, facts
 from .model import CONFIDENCE, KINDS, Answer
@@ -58,7 +60,10 @@ _READERS = {"hint": lambda seen, log: None,  # remedy.stated reads it, for the u
             "c4-xid": c4.xid, "c4-nogpu": c4.no_gpu, "c4-codec": c4.codec, "c4-win": c4.windows,
             "c4-mac": c4.mac, "c4-rocm": c4.rocm,
             "c2-ddp": c2.ddp, "c2-ordinal": c2.ordinal, "c2-fork": c2.fork, "c2-nccl": c2.nccl,
-            "c2-launch": c2.launch, "c2-train": c2.train, "c2-serve": c2.serve}
+            "c2-launch": c2.launch, "c2-train": c2.train, "c2-serve": c2.serve,
+            "c3-mismatch": c3.mismatch, "c3-dynamo": c3.dynamo, "c3-fp8": c3.fp8,
+            "c3-hf": c3_attn.hf, "c3-flash": c3_attn.flash, "c3-diffusers": c3_attn.diffusers,
+            "c3-api": c3.torch_api, "c3-lowering": c3.lowering}
 
 
 _WARNING = re.compile(r"[Ww]arning|WARNING|\bwarn\b|\bW\d{4} |Error caught was|not available|will not be enabled"
@@ -89,6 +94,8 @@ def _fatal(seen, c: Collector, log: LogFacts) -> bool:
         return True  # tune-c4: the kernel's NVRM Xid reports and a shell's "nvidia-smi: not found" carry no "error" word
     if seen.uid in ("c2-nccl", "c2-ddp") and (seen.groups.get("ifname") or seen.groups.get("names")):
         return True  # tune-c2: NCCL's "no socket interface found" fails init; DDP's names line (reader checks the root)
+    if seen.uid == "c3-dynamo" and seen.groups.get("dexc") and (log.root is None or seen.line >= log.root[0]):
+        return True  # tune-c3: "torch._dynamo.exc.Unsupported: ..." raised last (no Error suffix for ctx-exception)
     if seen.uid == "slurm":
         return True  # "sbatch: error:", "slurmstepd: error:": Slurm's own level says it; the reader drops consequences
     return not _WARNING.search(seen.text) and bool(_ERROR.search(seen.text))

@@ -536,6 +536,139 @@ UNITS = (
         r"(?P<capture>operation not permitted when stream is capturing)",
         r"(?P<capture>operation failed due to a previous error during capture)",
         r"(?P<capture>cudaErrorStreamCapture\w{1,30})",
+    )),
+    # --- tune-c3
+    # Two tensors of one op in different dtypes or on different devices (ATen's checks: TensorIterator /
+    # ScalarType "expected scalar type X but found Y", LinearAlgebra.cpp addmm "expected mat1 and mat2 to have
+    # the same dtype, but got: float != c10::Half" (2.1+: "mat1 and mat2 must have the same dtype, but got
+    # Float and Half"), Convolution.cpp check_input_same_type_as_parameters "Input type (X) and weight type
+    # (Y) should be the same", loss checks "Found dtype Long but expected Float", TensorIterator's
+    # "Expected all tensors to be on the same device, but found at least two devices, cuda:0 and cpu!" (2.6+:
+    # "... but got index is on cpu, different from other tensors on cuda:0"), cudnn RNN's "Input and parameter
+    # tensors are not at the same device", MPS's "Placeholder storage has not been allocated on MPS device!",
+    # FakeTensor's "Unhandled FakeTensor Device Propagation for aten.mm.default, found two different devices").
+    ("c3-mismatch", "shape", (
+        r"expected scalar type (?P<want>\w{1,20}) but found (?P<got>\w{1,20})",
+        r"both vectors to have same dtype, but found (?P<got>\w{1,20}) and (?P<want>\w{1,20})",
+        # "mat1 and mat2 / self and mat2 / ... must have the same dtype, but got Half and Float" (2.1+): the first is the input
+        r" must have the same dtype, but got (?P<got>\w{1,20}) and (?P<want>\w{1,20})",
+        r" to have the same dtype, but got: (?P<got>[\w:]{1,30}(?: int)?) != (?P<want>[\w:]{1,30}(?: int)?)",
+        r"mixed dtype \(CPU\): (?P<nodtypes>expect parameter to have scalar type of|all inputs must share same datatype)",
+        r"(?P<nodtypes>mat1 and mat2 must have the same dtype)$",
+        # flash-attn's TORCH_CHECK(k.dtype() == q_dtype, ...), xformers' fmha input check
+        r"(?P<nodtypes>(?:query and key|query and value) must have the same dtype)",
+        r"(?P<nodtypes>Query/Key/Value should (?:all )?have the same dtype)",
+        r"expected dtype (?P<want>\w{1,20}) but got dtype (?P<got>\w{1,20})",
+        r"requires the source and destination dtypes match, got (?P<want>\w{1,20}) for the destination and "
+        r"(?P<got>\w{1,20}) for the source",
+        r"expected self and source to have same dtypes but got (?P<want>\w{1,20}) and (?P<got>\w{1,20})",
+        r"value cannot be converted to type (?:at::|c10::)?(?P<ovf>\w{1,20}) without overflow",
+        # torch 1.x: "Expected tensor for argument #1 'input' to have the same type as tensor for argument #2
+        # 'weight'; but type torch.cuda.HalfTensor does not equal torch.cuda.FloatTensor", "... the same device
+        # as ...; but device 1 does not equal 0", "expected device cuda:0 but got device cpu"
+        r"to have the same type as tensor for argument #\d{1,2} '\w{1,40}'; but type (?P<conv>(?P<got>[\w.]{1,40})) "
+        r"does not equal (?P<want>[\w.]{1,40})",
+        r"to have the same device as tensor for argument #\d{1,2} '\w{1,40}'; but device (?P<dev1>\d{1,3}) does not "
+        r"equal (?P<dev2>\d{1,3})",
+        r"expected device (?P<want_dev>[\w:]{1,20}) but got device (?P<got_dev>[\w:]{1,20})",
+        r"(?P<conv>Input) type \((?P<got>[\w.:]{1,40})\) and (?:weight|bias) type \((?P<want>[\w.:]{1,40})\) should be the same",
+        r"Found dtype (?P<got>\w{1,20}) but expected (?P<want>\w{1,20})",
+        r"Expected object of scalar type (?P<want>\w{1,20}) but got scalar type (?P<got>\w{1,20})",
+        r"result type (?P<got>\w{1,20}) can't be cast to the desired output type (?P<want>\w{1,20})",
+        r"Expected tensor for argument #\d{1,2} '\w{1,40}' to have (?:one of the following )?scalar types?:? "
+        r"(?P<want>\w{1,20})[^;\n]{0,60}; but got (?P<got>[\w.]{1,40}) instead",
+        r"Expected (?P<mask>attn_mask) dtype to be bool or float or to match query dtype, but got attn_mask\.dtype: "
+        r"(?P<got>[\w:]{1,20}(?: int)?) and {1,3}query\.dtype: (?P<want>[\w:]{1,20})",
+        r"Expected all tensors to be on the same device, but found at least two devices, (?P<dev1>[\w:]{1,20}) and "
+        r"(?P<dev2>[\w:]{1,20})!",
+        r"Expected all tensors to be on the same device, but got \w{1,40} is on (?P<got_dev>[\w:]{1,20}), different "
+        r"from other tensors on (?P<want_dev>[\w:]{1,20})",
+        r"Input and parameter tensors are not at the same device, found input tensor at (?P<got_dev>[\w:]{1,20}) and "
+        r"parameter tensor at (?P<want_dev>[\w:]{1,20})",
+        r"Expected object of device type (?P<want_dev>\w{1,10}) but got device type (?P<got_dev>\w{1,10})",
+        r"Tensor for argument #\d{1,2} '\w{1,40}' is on (?P<got_dev>CPU|GPU)[^,\n]{0,20}, but expected (?:it|them) "
+        r"to be on (?P<want_dev>CPU|GPU)",
+        r"Placeholder storage has not been allocated on (?P<mps>MPS) device",
+        r"Device Propagation for [\w.]{1,80}, found two different devices (?P<dev1>[\w:]{1,20}), (?P<dev2>[\w:]{1,20})",
+        r"Tensor on device (?P<got_dev>[\w:]{1,20}) is not on the expected device (?P<want_dev>[\w:]{1,20})!",
+        r"indices should be either on cpu or on the same device as the indexed tensor \((?P<idx_dev>[\w:]{1,20})\)",
+        r"can't convert (?P<numpy_dev>[\w:]{1,20}) device type tensor to numpy",
+        r"(?P<numpy_grad>Can't call numpy\(\) on Tensor that requires grad)",
+        r"(?P<load_nocuda>Attempting to deserialize object on a CUDA device) but torch\.cuda\.is_available\(\) is False",
+        r"Attempting to deserialize object on CUDA device (?P<load_count>\d{1,3}) but torch\.cuda\.device_count\(\) is",
+        r"(?P<meta_copy>Cannot copy out of meta tensor); no data",
+        # transformers modeling_utils.py PreTrainedModel.to/cuda on quantized models; accelerate big_modeling.py
+        r"`\.(?P<quant_to>to|cuda)` is not supported for (?:`[48]-bit`|HQQ-quantized)",
+        r"(?P<offloaded>You can't move a model that has some modules offloaded to cpu or disk)",
+        # aten/src/ATen/core/Generator.h check_generator: a generator on another device than the tensors (a global
+        # torch.set_default_device("cuda") makes DataLoader's randperm CUDA while its generator stays on the CPU)
+        r"Expected a '(?P<generator>\w{1,10})' device type for generator but found '\w{1,10}'",
+    )),
+    # Dynamo at run time: torch/_dynamo/exc.py Unsupported (a graph break that fullgraph=True, torch.export or a
+    # higher-order op such as flex_attention's score_mod cannot take) and UserError; torch/fx/_symbolic_trace.py
+    # ("Detected that you are using FX to symbolically trace a dynamo-optimized function"); torch/_inductor/
+    # cudagraph_trees.py ("accessing tensor output of CUDAGraphs that has been overwritten by a subsequent run").
+    ("c3-dynamo", "shape", (
+        # only as the line's own exception (c3.dynamo checks what precedes it: nothing, or a [rankN]: prefix)
+        r"torch\._dynamo\.exc\.(?P<dexc>Unsupported|UserError|UncapturedHigherOrderOpError): (?P<dmsg>[^\n]{1,500})",
+        r"Detected that you are using FX to (?P<fx>symbolically trace) a dynamo-optimized function",
+        r"accessing tensor output of (?P<cg>CUDAGraphs) that has been overwritten by a subsequent run",
+    )),
+    # Triton's fp8 formats by GPU (triton/language/semantic.py: "type fp8e4nv not supported in this architecture.
+    # The supported fp8 dtypes are ('fp8e4b15', 'fp8e5')"; older: "fp8e4nv data type is not supported on CUDA arch < 89").
+    ("c3-fp8", "shape", (
+        r"type (?P<fp8>fp8e\w{1,6}) not supported in this architecture\. The supported fp8 dtypes are "
+        r"\((?P<ok>[^)\n]{0,80})\)",
+        r"(?P<fp8>fp8e\w{1,6}) data type is not supported on CUDA arch < \d{2,3}",
+    )),
+    # transformers' choice of attention implementation (modeling_utils.py, 4.36 and later; c3_tables.toml [[hf]]).
+    ("c3-hf", "shape", (
+        # the model's class name before the match is read in Python (c3_attn.hf): no leading run here
+        r" does not support Flash Attention (?P<fa>\d)(?:\.0)? yet",
+        r" does not support an attention implementation through "
+        r"(?:torch\.nn\.functional\.scaled_dot_product_attention yet|torch's flex_attention)",
+        r"(?P<arch>The current architecture) does not support Flash Attention 2\.0",  # transformers 4.34-4.35
+        r"Flash Attention 2\.0 is not available\. Please refer to the documentation",
+        r"Specified `attn_implementation=(?P<impl>[^`\n]{1,80})` is not supported\. The only possible arguments are",
+        r"FlashAttention(?P<fa>\d) has been toggled on, but it cannot be used due to the following error: [^\n]{0,120}?"
+        r"(?:doesn't seem to be installed|requires at least version|is not available on CPU"
+        r"|requires compute capability >= (?P<cc>\d{1,2}))",
+        r"Flash Attention (?P<fa>\d)(?:\.0)? only supports torch\.float16 and torch\.bfloat16 dtypes",
+        r"Flash Attention (?P<fa>\d)(?:\.0)? with a model not initialized on GPU and with no GPU available",
+        r"PyTorch (?:SDPA|Flex Attention) requirements in Transformers are not met\. Please install "
+        r"(?P<spec>torch>=\d{1,2}\.\d{1,2}(?:\.\d{1,2})?)",
+    )),
+    # flash-attn's run-time checks (csrc/flash_attn/flash_api.cpp, hopper/flash_api.cpp; c3_tables.toml [[flash]]).
+    ("c3-flash", "shape", (
+        r"FlashAttention backward for head dim (?:> 192|256 with dropout, or head dim 224 with/without dropout) "
+        r"requires A100/A800 or H100/H800",
+        r"Expected (?:is_sm80(?: \|\| is_sm90)?|is_sm90 \|\| is_sm8x|is_sm8x(?: \|\| is_sm90)?) to be true, but got false",
+        r"cu_seqlens_(?P<qk>[qk]) must (?:have shape \(|have dtype int32|be contiguous|be on CUDA)",
+        r"Input tensor must have contiguous last dimension",
+        r"Number of heads in key/value must divide number of heads in query",
+        r"FlashAttention only supports Hopper GPUs or newer",
+        # the CUTLASS memory-efficient kernel (xformers, and torch's SDPA, which carries a copy of it)
+        r"cutlass[FB]: no kernel found to launch",
+        # CHECK_SHAPE(q, batch_size, seqlen_q, ...) / (total_q, ...): the tensor's name before it is read in Python
+        r" must have shape \((?:batch_size, seqlen_|total_)",
+    )),
+    # A torch API older releases lack (c3_tables.toml [[torch_api]]): "AttributeError: module 'torch._dynamo.config'
+    # has no attribute 'recompile_limit'", "cannot import name 'save_cache_artifacts' from 'torch.compiler'".
+    ("c3-api", "shape", (
+        r"module 'torch\.(?P<mod>[\w.]{1,80})' has no attribute '(?P<attr>\w{1,80})'",
+        r"cannot import name '(?P<attr>\w{1,80})' from 'torch\.(?P<mod>[\w.]{1,80})'",
+    )),
+    # Inductor's lowering error pasted without its module path ("LoweringException: AssertionError: Batch dimension
+    # must match" / "  target: flex_attention"): read as b3.inductor_internal reads the qualified one.
+    ("c3-lowering", "shape", (
+        r"LoweringException: (?P<inner>[A-Za-z]\w{0,60}(?:Error|Exception))",
+    )),
+    # diffusers' _check_attention_backend_requirements (models/attention_dispatch.py, 0.35+): "Flash Attention
+    # backend 'flash' is not usable because of missing package or the version is too old. Please install
+    # `flash-attn>=2.6.3`." (Sage, Xformers, Flash Attention 3, NPU alike; flex is entry FDE's).
+    ("c3-diffusers", "shape", (
+        r"backend '(?P<backend>[\w-]{1,40})' is not usable because of missing package or the version is too old\. "
+        r"Please (?:install `(?P<req>[^`\n]{1,60})`|build (?P<fa3>FA3))",
     )),)
 
 LAYER_IDS = {uid: n for n, (uid, _layer, _pats) in enumerate(UNITS)}
