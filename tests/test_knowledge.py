@@ -24,6 +24,7 @@ CO_MATCHES = {
     ("FDE701", "FDE703"): "the fp32 inputs are why every fused backend refused",
     ("FDE701", "FDE702"): "the snippet uses the deprecated torch.backends.cuda.sdp_kernel",
     ("FDE701", "FDE107"): "on a T4 the flash kernel refuses sm75, which is why no kernel is left",
+    ("FDE107", "FDE701"): "select_sdp_backend prints 'Flash attention kernel not used because:' only when no kernel is left",
 }
 
 # Every knowledge file: each entry with patterns must be backed by a real log here.

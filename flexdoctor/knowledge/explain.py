@@ -41,6 +41,7 @@ MAX_LINE = 64 * 1024  # bytes of one line that are matched; the rest of a longer
 MAX_HITS = 5  # lines kept per entry for the report (all are counted)
 MAX_TEXT = 300  # characters of a matching line shown
 BLOCK = 4 * 1024 * 1024  # bytes read and cleaned at once by scan()
+MAX_TRIGGERS_SEEN = 64  # trigger occurrences one line is searched for; beyond, all units are suspects
 MIN_TRIGGER = 4  # characters of a required literal used as trigger, when the literal has them
 
 _JUNK = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
@@ -540,6 +541,7 @@ class Matcher:
                             for t in by_trigger}
         self._icase = frozenset(icase)
         self._always = frozenset(always)
+        self._all = frozenset(range(len(self.units)))
         self._trigger = _trigger_regex(literals, chosen=chosen) if literals else None
         self.block_trigger = _block_trigger_regex(literals, chosen=chosen) if literals else None
 
@@ -548,13 +550,15 @@ class Matcher:
         out = set(self._always)
         if self._trigger is not None:
             search, by_trigger, icase, pos = self._trigger.search, self._by_trigger, self._icase, 0
-            while True:
+            for _ in range(MAX_TRIGGERS_SEEN):
                 m = search(text, pos)
                 if m is None:
-                    break
+                    return frozenset(out)
                 out |= by_trigger.get(m.group(), icase)
                 out |= icase
                 pos = m.start() + 1
+            if search(text, pos) is not None:  # more triggers than a real line has: every unit is a suspect
+                return self._all
         return frozenset(out)
 
     def match_units(self, text: str, skip: Optional[frozenset] = None) -> list[tuple[Entry, str, dict]]:

@@ -205,7 +205,10 @@ UNITS = (
     # ("torch-2.5.1+cu124-cp311-..."), xformers' "(you have 2.1.0+cu121)". A bare "torch" is no trigger:
     # it is on every traceback frame of a healthy log's warnings.
     ("ctx-torch", "context", (
-        r"(?:[Pp]y)?[Tt]orch [Vv]ersion(?: \(GPU\?\))?:? {0,4}v?(?P<torch>" + _TORCH_V + r")(?![\w.])",
+        # one literal-led pattern per spelling (PyTorch, pytorch, Torch, ...), the longest first: a match
+        # starts at the word's start, which Collector.observe checks ("mytorch version" is not torch)
+        *(lead + r" [Vv]ersion(?: \(GPU\?\))?:? {0,4}v?(?P<torch>" + _TORCH_V + r")(?![\w.])"
+          for lead in ("PyTorch", "Pytorch", "pyTorch", "pytorch", "Torch", "torch")),
         r"torch==(?P<torch>" + _TORCH_V + r")(?![\w])",
         r"torch-(?P<torch>" + _TORCH_V + r")(?![\w])",
     )),
@@ -277,8 +280,9 @@ UNITS = (
         r"requires the latest version of (?P<latest>[A-Za-z][\w.-]{0,60})",
         r" is required for a normal functioning of this module, but found (?P<found>[A-Za-z][\w.-]{0,60})==",
         r"is not available => install it using `pip3? install (?P<dist>[A-Za-z][\w.-]{0,60})`",
-        r"(?:You can install it with pip|[Pp]lease install it with|[Pp]lease run|[Ii]nstall it (?:with|using)):? "
-        r"`pip3? install (?P<args>[^`\n]{1,200})`",
+        *(lead + r":? `pip3? install (?P<args>[^`\n]{1,200})`"  # one literal-led pattern per lead-in
+          for lead in ("You can install it with pip", "Please install it with", "please install it with", "Please run",
+                       "please run", "Install it with", "install it with", "Install it using", "install it using")),
     )),
     # --- tune-b3
     # No C/C++ compiler: torch/_inductor/cpp_builder.py check_compiler_exist_windows ("Compiler: cl is not
