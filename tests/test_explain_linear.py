@@ -20,6 +20,7 @@ import pytest
 
 import _redos
 from flexdoctor.knowledge import explain as kbx
+from flexdoctor.knowledge.structural.collect import HINT_PATTERNS
 
 SMALL = 1000
 RATIO = 20.0  # 8x the input: a linear search takes ~8x the time, a quadratic one ~64x
@@ -35,7 +36,7 @@ def _patterns() -> list[tuple[str, str]]:
         pats = owner.patterns if kind == "main" else owner.near
         label = getattr(owner, "id", "?")
         out += [(f"{label}/{kind}", p) for p in pats]
-    return out
+    return out + [("remedy/hint", p) for p in HINT_PATTERNS]
 
 
 PATTERNS = _patterns()

@@ -647,6 +647,7 @@ class _Scan:
     def visit(self, n: int, line: str, prev: Optional[str], prev_ids: frozenset) -> frozenset:
         """Match line ``n`` alone and joined with ``prev``; returns the IDs it matched."""
         ids: set[str] = set()
+        self.collector.hint(n, line)
         for e, kind, groups in self.matcher.match_units(line):
             if e.layer:
                 self.collector.observe(e, n, line)

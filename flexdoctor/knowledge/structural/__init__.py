@@ -38,8 +38,7 @@ from .context import LogFacts, facts
 from .model import CONFIDENCE, KINDS, Answer
 from .units import units
 
-_READERS = {"hint": lambda seen, log: None,  # remedy.stated reads it, for the unknown answer only
-            "so-missing": libs.answer, "symbol": readers.symbol, "module": readers.module,
+_READERS = {"so-missing": libs.answer, "symbol": readers.symbol, "module": readers.module,
             "version": readers.version, "pip": readers.pip, "cuda": errors.cuda, "nccl": errors.nccl,
             "winerror": errors.windows, "triton-res": errors.triton, "oom": errors.oom,
             "unsupported": errors.unsupported, "shm": errors.shm,

@@ -29,9 +29,31 @@ class Seen:
     end: int
 
 
+# Sentences that state a remedy ("Try increasing ...", "Please install ...", "HINT: ...", "... will likely
+# succeed"): read (remedy.stated) only for an error no rule knows. They are no units with triggers (their
+# words are everywhere in ordinary logs): they are searched on the lines explain visits anyway, the
+# candidate lines and the line after each, which holds the root error and the line after it.
+_VERBS = (r"(?:increasing|decreasing|reducing|lowering|raising|setting|using|passing|adding|installing|upgrading"
+          r"|updating|downgrading|reinstalling|enabling|disabling|running|re-running|specifying|exporting"
+          r"|switching|changing|rebuilding|restarting)\b")
+_IMPERATIVE = (r"(?:set|use|install|upgrade|update|run|add|pass|reinstall|downgrade|specify|increase|reduce|lower"
+               r"|make sure|export|enable|disable|switch|change|rebuild|restart|reboot|try|consider|pin)\b")
+HINT_PATTERNS = (
+    r"\b(?:[Tt]ry|[Cc]onsider) " + _VERBS,
+    r"\b[Pp]lease " + _IMPERATIVE,
+    r"\b[Yy]ou (?:can|may|should|need to|must|might want to|will need to) " + _IMPERATIVE,
+    r"\b(?:HINT|[Hh]int|[Ss]uggestion|[Ss]olution|[Ww]orkaround)(?::| is to| you can| try)",
+    r"\b[Tt]o (?:fix|solve|resolve|work around) this[,:]? ",
+    r"\bwill (?:likely|probably) (?:succeed|work|fix|solve|resolve)",
+    r"\b(?:reinstall|rebuild|recompile) [\w.-]{1,60}+ with [A-Z][A-Z0-9_]{2,60}+=",
+)
+_HINT = re.compile("|".join(f"(?:{p})" for p in HINT_PATTERNS))
+
+
 @dataclass
 class Collector:
     shapes: deque = field(default_factory=lambda: deque(maxlen=KEEP))
+    hints: deque = field(default_factory=lambda: deque(maxlen=KEEP))  # Seen("hint", ...) of remedy sentences
     frames: deque = field(default_factory=lambda: deque(maxlen=KEEP))  # (line, path)
     exceptions: deque = field(default_factory=lambda: deque(maxlen=KEEP))  # (line, exc, msg, text)
     tracebacks: deque = field(default_factory=lambda: deque(maxlen=KEEP))  # line numbers
@@ -109,6 +131,12 @@ class Collector:
         if py:
             digits = py.group(1).replace(".", "")
             self.versions["python"] = digits[0] + "." + digits[1:]
+
+    def hint(self, line: int, text: str) -> None:
+        """A visited line: keep it if it states a remedy (HINT_PATTERNS)."""
+        m = _HINT.search(text)
+        if m is not None:
+            self.hints.append(Seen("hint", line, text, {}, m.start(), m.end()))
 
     def progress(self, line: int) -> None:
         if line > self.last_progress:

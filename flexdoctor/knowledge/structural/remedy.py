@@ -3,7 +3,7 @@
 Many libraries put the way out in the message: "Try increasing `gpu_memory_utilization`", "Please
 install it with ...", "Re-running `torch.load` with `weights_only` set to `False` will likely succeed",
 "You can set HOROVOD_WITH_PYTORCH=1", "HINT: ...". When no rule knows an error, the unknown answer
-still quotes that sentence (from the root error's line or the few lines of its message around it),
+still quotes that sentence (from the root error's line or the line after it, where a message goes on),
 as the error's own words: what to try first, before a bug report. A hint on a line that reads as a
 warning (a deprecation notice printed next to the error) is not the error's, unless it is the root
 error's own line. The sentence is log text: renderers treat it as data, and it never goes into a
@@ -18,7 +18,7 @@ from typing import Optional
 from .collect import Collector
 from .context import LogFacts
 
-BEFORE, AFTER = 6, 12  # lines around the root error a hint may be on (its multi-line message)
+AFTER = 1  # the root error's line and the one after it: explain visits both whatever they hold
 MAX_HINT = 300
 
 _WARNING = re.compile(r"[Ww]arning|WARNING|\bW\d{4} |[Dd]eprecat")
@@ -44,8 +44,8 @@ def stated(c: Collector, log: LogFacts) -> Optional[str]:
     if log.root is None:
         return None
     root = log.root[0]
-    for s in c.shapes:
-        if s.uid != "hint" or not root - BEFORE <= s.line <= root + AFTER:
+    for s in c.hints:
+        if not root <= s.line <= root + AFTER:
             continue
         if s.line != root and _WARNING.search(s.text):
             continue

@@ -340,28 +340,6 @@ UNITS = (
         r"torch_extensions[\\/](?P<tag>py\d{2,3}_(?:cu\d{2,4}|cpu))[\\/](?P<name>\w{1,80})[\\/][\w.-]{1,120}\.(?:so|pyd): "
         r"undefined symbol: (?P<sym>_ZN(?:3c10|2at|5torch)\w{0,400})",
     )),
-    # The remedy an error states in its own message (remedy.py): read only for an error no rule knows. Every
-    # pattern starts with its literal (both cases spelled out), which sre finds at C speed.
-    ("hint", "shape", tuple(
-        lead + rest
-        for leads, rest in (
-            (("Try ", "try ", "Consider ", "consider "),
-             r"(?:increasing|decreasing|reducing|lowering|raising|setting|using|passing|adding|installing|upgrading"
-             r"|updating|downgrading|reinstalling|enabling|disabling|running|re-running|specifying|exporting"
-             r"|switching|changing|rebuilding|restarting)\b"),
-            (("Please ", "please "),
-             r"(?:set|use|install|upgrade|update|run|add|pass|reinstall|downgrade|specify|increase|reduce|lower"
-             r"|make sure|export|enable|disable|switch|change|rebuild|restart|reboot|try|consider|pin)\b"),
-            (("You ", "you "),
-             r"(?:can|may|should|need to|must|might want to|will need to) (?:install|upgrade|update|increase"
-             r"|decrease|reduce|lower|disable|enable|change|specify|export|rebuild|reinstall|downgrade|switch|pass)\b"),
-            (("HINT", "Hint", "hint", "Suggestion", "suggestion", "Solution", "Workaround", "workaround"),
-             r"(?::| is to| you can| try)"),
-            (("To fix this", "To solve this", "To resolve this", "to fix this", "to solve this"), r"[,:]? "),
-            (("will likely ", "will probably "), r"(?:succeed|work|fix|solve|resolve)"),
-            (("reinstall ", "rebuild ", "recompile "), r"[\w.-]{1,60}+ with [A-Z][A-Z0-9_]{2,60}+="),
-        )
-        for lead in leads)),
     # --- tune-c1
     # A file of the user's named like the package it imports (CPython's "partially initialized module" wording
     # for an import cycle, Objects/moduleobject.c module_getattro and Python/ceval.c import_from: first, so it
