@@ -561,11 +561,14 @@ class Matcher:
                 return self._all
         return frozenset(out)
 
-    def match_units(self, text: str, skip: Optional[frozenset] = None) -> list[tuple[Entry, str, dict]]:
+    def match_units(self, text: str, skip: Optional[frozenset] = None,
+                    suspects: Optional[frozenset] = None) -> list[tuple[Entry, str, dict]]:
         """(entry, kind, named groups of the first matching pattern) for every unit matching ``text``.
         ``skip``: IDs whose main units need no search (for a two-line join: the entries either line
-        matched alone); with it, near and structural units are not searched either (joins use neither)."""
-        suspects = self._suspects(text)
+        matched alone); with it, near and structural units are not searched either (joins use neither).
+        ``suspects``: the units to search, when the caller knows a superset of them (a join's: its lines')."""
+        if suspects is None:
+            suspects = self._suspects(text)
         out = []
         for i in sorted(suspects):
             e, kind, regexes = self.units[i]
@@ -647,8 +650,9 @@ class _Scan:
     def visit(self, n: int, line: str, prev: Optional[str], prev_ids: frozenset) -> frozenset:
         """Match line ``n`` alone and joined with ``prev``; returns the IDs it matched."""
         ids: set[str] = set()
-        self.collector.hint(n, line)
-        for e, kind, groups in self.matcher.match_units(line):
+        self.collector.visited(n, line)
+        suspects = self.matcher._suspects(line)
+        for e, kind, groups in self.matcher.match_units(line, suspects=suspects):
             if e.layer:
                 self.collector.observe(e, n, line)
                 continue
@@ -660,8 +664,10 @@ class _Scan:
             ids.add(e.id)
             self._add(e, Hit(n, _shorten(line)), groups, line)
         if prev is not None and prev.strip() and line.strip():
+            # A join holds no trigger its two lines do not (triggers have no whitespace; _joins)
+            both = suspects | self.matcher._suspects(prev)
             for joined in _joins(prev, line):
-                for e, kind, groups in self.matcher.match_units(joined, skip=frozenset(ids) | prev_ids):
+                for e, kind, groups in self.matcher.match_units(joined, skip=frozenset(ids) | prev_ids, suspects=both):
                     if e.id in ids:  # matched by the first join already
                         continue
                     ids.add(e.id)

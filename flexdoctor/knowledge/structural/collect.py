@@ -30,15 +30,15 @@ class Seen:
 
 
 # Sentences that state a remedy ("Try increasing ...", "Please install ...", "HINT: ...", "... will likely
-# succeed"): read (remedy.stated) only for an error no rule knows. They are no units with triggers (their
-# words are everywhere in ordinary logs): they are searched on the lines explain visits anyway, the
-# candidate lines and the line after each, which holds the root error and the line after it.
+# succeed"): read (remedy.stated) only for an error no rule knows, on the root error's line and the line
+# after it. They are no units with triggers (their words are everywhere in ordinary logs): the line after
+# an exception or error line is kept as it is visited (explain visits the line after every candidate).
 _VERBS = (r"(?:increasing|decreasing|reducing|lowering|raising|setting|using|passing|adding|installing|upgrading"
           r"|updating|downgrading|reinstalling|enabling|disabling|running|re-running|specifying|exporting"
           r"|switching|changing|rebuilding|restarting)\b")
 _IMPERATIVE = (r"(?:set|use|install|upgrade|update|run|add|pass|reinstall|downgrade|specify|increase|reduce|lower"
                r"|make sure|export|enable|disable|switch|change|rebuild|restart|reboot|try|consider|pin)\b")
-HINT_PATTERNS = (
+HINT_PATTERNS = (  # remedy.HINT searches them
     r"\b(?:[Tt]ry|[Cc]onsider) " + _VERBS,
     r"\b[Pp]lease " + _IMPERATIVE,
     r"\b[Yy]ou (?:can|may|should|need to|must|might want to|will need to) " + _IMPERATIVE,
@@ -47,13 +47,13 @@ HINT_PATTERNS = (
     r"\bwill (?:likely|probably) (?:succeed|work|fix|solve|resolve)",
     r"\b(?:reinstall|rebuild|recompile) [\w.-]{1,60}+ with [A-Z][A-Z0-9_]{2,60}+=",
 )
-_HINT = re.compile("|".join(f"(?:{p})" for p in HINT_PATTERNS))
 
 
 @dataclass
 class Collector:
     shapes: deque = field(default_factory=lambda: deque(maxlen=KEEP))
-    hints: deque = field(default_factory=lambda: deque(maxlen=KEEP))  # Seen("hint", ...) of remedy sentences
+    follow: deque = field(default_factory=lambda: deque(maxlen=KEEP))  # (line, text) after an error line
+    error_at: int = 0  # the last line that held an exception or error line
     frames: deque = field(default_factory=lambda: deque(maxlen=KEEP))  # (line, path)
     exceptions: deque = field(default_factory=lambda: deque(maxlen=KEEP))  # (line, exc, msg, text)
     tracebacks: deque = field(default_factory=lambda: deque(maxlen=KEEP))  # line numbers
@@ -99,8 +99,10 @@ class Collector:
             self.launcher_failed = line
         elif uid in ("ctx-exception", "ctx-what"):
             self.exceptions.append((line, groups.get("exc", "c10::Error"), groups.get("msg", ""), text.strip()))
+            self.error_at = line
         elif uid == "ctx-error":
             self.errors.append((line, text.strip()))
+            self.error_at = line
         else:
             self._version(text, groups)
 
@@ -132,11 +134,10 @@ class Collector:
             digits = py.group(1).replace(".", "")
             self.versions["python"] = digits[0] + "." + digits[1:]
 
-    def hint(self, line: int, text: str) -> None:
-        """A visited line: keep it if it states a remedy (HINT_PATTERNS)."""
-        m = _HINT.search(text)
-        if m is not None:
-            self.hints.append(Seen("hint", line, text, {}, m.start(), m.end()))
+    def visited(self, line: int, text: str) -> None:
+        """A line explain visits: kept when it follows an exception or error line (where a message goes on)."""
+        if self.error_at and line == self.error_at + 1:
+            self.follow.append((line, text))
 
     def progress(self, line: int) -> None:
         if line > self.last_progress:
@@ -193,8 +194,8 @@ def last_progress_in(body: bytes) -> Optional[int]:
     best = -1
     for p in PROGRESS:
         end = len(body)
-        while True:
-            at = body.rfind(p, 0, end)
+        while True:  # only after the best so far: a marker before it cannot be the last
+            at = body.rfind(p, best + 1, end)
             if at < 0 or _real(body, at, p):
                 break
             end = at + len(p) - 1

@@ -15,10 +15,10 @@ from __future__ import annotations
 import re
 from typing import Optional
 
-from .collect import Collector
+from .collect import HINT_PATTERNS, Collector
 from .context import LogFacts
 
-AFTER = 1  # the root error's line and the one after it: explain visits both whatever they hold
+HINT = re.compile("|".join(f"(?:{p})" for p in HINT_PATTERNS))
 MAX_HINT = 300
 
 _WARNING = re.compile(r"[Ww]arning|WARNING|\bW\d{4} |[Dd]eprecat")
@@ -40,16 +40,15 @@ def _sentence(text: str, start: int, end: int) -> str:
 
 
 def stated(c: Collector, log: LogFacts) -> Optional[str]:
-    """The first remedy the root error's message states, or None."""
+    """The first remedy the root error's message states (its line, then the line after it), or None."""
     if log.root is None:
         return None
-    root = log.root[0]
-    for s in c.hints:
-        if not root <= s.line <= root + AFTER:
-            continue
-        if s.line != root and _WARNING.search(s.text):
-            continue
-        hint = _sentence(s.text, s.start, s.end)
-        if len(hint) >= 12:
-            return hint
+    root, text = log.root[0], log.root[3]
+    lines = [(root, text)] + [(n, t) for n, t in c.follow if n == root + 1 and not _WARNING.search(t)]
+    for _n, line in lines:
+        m = HINT.search(line)
+        if m is not None:
+            hint = _sentence(line, m.start(), m.end())
+            if len(hint) >= 12:
+                return hint
     return None
