@@ -102,12 +102,18 @@ class Result:
 
         def group(p: Problem) -> int:
             late = p.count > len(p.hits) or max(h.line for h in p.hits) >= region
+            if late and p.entry.id in _BUILD_WRAPPERS and self._cause_above(p):
+                return 1  # tune-e3: "ninja failed" yields to the compiler's own error read above it
             return 0 if late else 2
 
         items = [(group(p), p.entry.rank, p.first_line, p) for p in self.problems]
         killed = self._killed_after_all()
         items += [(-1 if a is killed else 1 if a.kind != "unknown" else 3, a.rank, a.line, a) for a in self.answers]
         return [x[-1] for x in sorted(items, key=lambda x: x[:3])]
+
+    def _cause_above(self, p: Problem) -> bool:
+        """A structural answer, more specific than the wrapper entry ``p``, read on a line above it."""
+        return any(a.kind != "unknown" and a.rank < p.entry.rank and a.line < p.first_line for a in self.answers)
 
     def _killed_after_all(self):
         """A bare ``Killed`` (SIGKILL, the kernel's OOM killer) after every line an entry matched: the
@@ -119,6 +125,11 @@ class Result:
         if any(p.count > len(p.hits) or max(h.line for h in p.hits) >= last.line for p in self.problems):
             return None
         return last if self.answers and self.answers[0] is last else None
+
+
+# Entries that say only that a build failed ("Command '['ninja', '-v']' returned non-zero exit status"): the
+# compiler's error above them, read by the structural layer, is the cause (tune-e3).
+_BUILD_WRAPPERS = frozenset({"FDE406"})
 
 
 def clean(raw: bytes) -> str:

@@ -651,6 +651,45 @@ UNITS = (
     ("c3-diffusers", "shape", (
         r"backend '(?P<backend>[\w-]{1,40})' is not usable because of missing package or the version is too old\. "
         r"Please (?:install `(?P<req>[^`\n]{1,60})`|build (?P<fa3>FA3))",
+    )),
+    # --- tune-e3
+    # nvcc's host compiler check, crt/host_config.h: "#error -- unsupported GNU version! gcc versions later than
+    # 13 are not supported!", "#error -- unsupported clang version! clang version must be less than 16 and greater
+    # than 3.2", MSVC's "fatal error C1189: #error:  -- unsupported Microsoft Visual Studio version! Only the
+    # versions between 2017 and 2022 (inclusive) are supported!"
+    ("e3-host", "shape", (
+        r"#error:? {1,3}-- unsupported (?:GNU version! gcc versions later than (?P<gcc>\d{1,2}) are not supported"
+        r"|clang version! clang version must be less than (?P<clang>\d{1,2})"
+        r"|Microsoft Visual Studio version! Only the versions between (?P<vs_lo>\d{4}) and (?P<vs_hi>\d{4}))",
+    )),
+    # nvcc ("nvcc fatal   : Unsupported gpu architecture 'compute_86'") and ptxas ("ptxas fatal   : Value 'sm_89'
+    # is not defined for option 'gpu-name'") on an architecture the toolkit does not know (too new, or removed).
+    ("e3-arch", "shape", (
+        r"Unsupported gpu architecture 'compute_(?P<arch>\d{2,3})[af]?'",
+        r"Value 'sm_(?P<arch>\d{2,3})[af]?' is not defined for option 'gpu-name'",
+    )),
+    # gcc/nvcc "fatal error: cusparse.h: No such file or directory", clang "fatal error: 'glm/glm.hpp' file not
+    # found", MSVC "Cannot open include file: 'nvToolsExt.h'": the header read from the line (e3_build.toml).
+    ("e3-header", "shape", (
+        r"fatal error: (?P<hdr>[\w/.+-]{1,120}): No such file or directory",
+        r"fatal error: '(?P<hdr>[\w/.+-]{1,120})' file not found",
+        r"Cannot open include file: '(?P<hdr>[\w/.+-]{1,120})'",
+    )),
+    # The linker: "/usr/bin/ld: cannot find -lcudart: No such file or directory", "ld.lld: error: unable to find
+    # library -lcublas", "LINK : fatal error LNK1181: cannot open input file 'cudart.lib'", "relocation
+    # R_X86_64_32 against `.rodata' can not be used when making a shared object; recompile with -fPIC".
+    ("e3-link", "shape", (
+        r"ld: cannot find -l(?P<lib>[\w+.-]{1,80})",
+        r"ld\.lld: error: unable to find library -l(?P<lib>[\w+.-]{1,80})",
+        r"LNK1181: cannot open input file '(?P<winlib>[\w+.-]{1,80}\.lib)'",
+        r"(?P<pic>; recompile with -fPIC)",
+    )),
+    # CMake with CUDA enabled and no working nvcc: "No CMAKE_CUDA_COMPILER could be found.", "Failed to detect a
+    # default CUDA architecture.", FindCUDA's "Failed to find nvcc." (llama-cpp-python with -DGGML_CUDA=on).
+    ("e3-cmake", "shape", (
+        r"No CMAKE_CUDA_COMPILER could be found",
+        r"(?P<detect>Failed to detect a default CUDA architecture)",
+        r"Failed to find nvcc\.",
     )),)
 
 LAYER_IDS = {uid: n for n, (uid, _layer, _pats) in enumerate(UNITS)}
