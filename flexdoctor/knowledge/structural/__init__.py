@@ -33,6 +33,7 @@ from . import c2
 from . import remedy
 from . import c3
 from . import c3_attn
+from . import e1
 from .collect import Collector, has_progress, last_progress_in
 from .context import LogFacts, facts
 from .model import CONFIDENCE, KINDS, Answer
@@ -62,7 +63,8 @@ _READERS = {"so-missing": libs.answer, "symbol": readers.symbol, "module": reade
             "c2-launch": c2.launch, "c2-train": c2.train, "c2-serve": c2.serve,
             "c3-mismatch": c3.mismatch, "c3-dynamo": c3.dynamo, "c3-fp8": c3.fp8,
             "c3-hf": c3_attn.hf, "c3-flash": c3_attn.flash, "c3-diffusers": c3_attn.diffusers,
-            "c3-api": c3.torch_api, "c3-lowering": c3.lowering}
+            "c3-api": c3.torch_api, "c3-lowering": c3.lowering,
+            "e1-quant": e1.quant, "e1-dynamo": e1.dynamo, "e1-mps": e1.mps, "e1-scaler": e1.scaler}
 
 
 _WARNING = re.compile(r"[Ww]arning|WARNING|\bwarn\b|\bW\d{4} |Error caught was|not available|will not be enabled"
@@ -95,6 +97,9 @@ def _fatal(seen, c: Collector, log: LogFacts) -> bool:
         return True  # tune-c2: NCCL's "no socket interface found" fails init; DDP's names line (reader checks the root)
     if seen.uid == "c3-dynamo" and seen.groups.get("dexc") and (log.root is None or seen.line >= log.root[0]):
         return True  # tune-c3: "torch._dynamo.exc.Unsupported: ..." raised last (no Error suffix for ctx-exception)
+    if seen.groups.get("sure") or (seen.uid == "c2-serve" and seen.groups.get("fit")):
+        return True  # tune-e1: shapes that are raised, never logged (their reader checks the line is the error's
+        # own); vLLM's "max seq len (N) is larger than ... KV cache (M)" is its ValueError, pasted without the name
     if seen.uid == "slurm":
         return True  # "sbatch: error:", "slurmstepd: error:": Slurm's own level says it; the reader drops consequences
     return not _WARNING.search(seen.text) and bool(_ERROR.search(seen.text))
