@@ -34,6 +34,7 @@ from . import remedy
 from . import c3
 from . import c3_attn
 from . import e3
+from . import e1
 from .collect import Collector, has_progress, last_progress_in
 from .context import LogFacts, facts
 from .model import CONFIDENCE, KINDS, Answer
@@ -65,7 +66,8 @@ _READERS = {"so-missing": libs.answer, "symbol": readers.symbol, "module": reade
             "c3-hf": c3_attn.hf, "c3-flash": c3_attn.flash, "c3-diffusers": c3_attn.diffusers,
             "c3-api": c3.torch_api, "c3-lowering": c3.lowering,
             "e3-host": e3.host, "e3-arch": e3.arch, "e3-header": e3.header, "e3-link": e3.link,
-            "e3-cmake": e3.cmake}
+            "e3-cmake": e3.cmake,
+            "e1-quant": e1.quant, "e1-dynamo": e1.dynamo, "e1-mps": e1.mps, "e1-scaler": e1.scaler}
 
 
 _WARNING = re.compile(r"[Ww]arning|WARNING|\bwarn\b|\bW\d{4} |Error caught was|not available|will not be enabled"
@@ -101,6 +103,9 @@ def _fatal(seen, c: Collector, log: LogFacts) -> bool:
     if seen.uid == "e3-cmake" or (seen.uid == "e3-link" and seen.groups.get("pic")
                                      and "warning" not in seen.text):
         return True  # tune-e3: CMake prints its level on the line above ("CMake Error at ..."); ld's -fPIC refusal fails the link
+    if seen.groups.get("sure") or (seen.uid == "c2-serve" and seen.groups.get("fit")):
+        return True  # tune-e1: shapes that are raised, never logged (their reader checks the line is the error's
+        # own); vLLM's "max seq len (N) is larger than ... KV cache (M)" is its ValueError, pasted without the name
     if seen.uid == "slurm":
         return True  # "sbatch: error:", "slurmstepd: error:": Slurm's own level says it; the reader drops consequences
     return not _WARNING.search(seen.text) and bool(_ERROR.search(seen.text))

@@ -690,7 +690,38 @@ UNITS = (
         r"No CMAKE_CUDA_COMPILER could be found",
         r"(?P<detect>Failed to detect a default CUDA architecture)",
         r"Failed to find nvcc\.",
-    )),)
+    )),
+    # --- tune-e1
+    # A bitsandbytes model moved after loading: transformers modeling_utils.py PreTrainedModel.to ("`.to` is not
+    # supported for `4-bit` or `8-bit` [bitsandbytes] models" before 4-bit moves were allowed; "`8-bit`" alone and
+    # "Calling `to()` ... please install bitsandbytes >= 0.43.2" after). e1.quant reads WHO moved it (frames).
+    ("e1-quant", "shape", (
+        r"`\.(?P<verb>to|cuda)` is not supported for `(?P<bits>4-bit` or `8-bit|8-bit|4-bit)` (?:bitsandbytes )?models",
+        r"Calling `(?P<oldbnb>to)\(\)` is not supported for `4-bit` quantized models with the installed version of "
+        r"bitsandbytes",
+    )),
+    # Dynamo refusing a logger call or a disabled function under fullgraph=True (torch/_dynamo/variables/misc.py
+    # LoggingLoggerVariable, functions.py SkipFunctionVariable; torch 2.0-2.1 "'inline in skipfiles: Logger.info |
+    # info /usr/lib/python3.9/logging/__init__.py'").
+    ("e1-dynamo", "shape", (
+        r"(?P<sure>Logger) not supported for non-export cases(?P<hint>\. To avoid graph breaks caused by logger)?",
+        r"(?P<sure>in skipfiles: )(?P<qual>[\w.<>]{1,200}) {1,3}\| \w{1,100} ",
+        r"(?P<sure>Skip calling) `torch\.compiler\.disable\(\)`d function",
+        r"(?P<sure>call torch)\._dynamo\.disable\(\) wrapped function",
+    )),
+    # MPS: one tensor over 4 GiB (MetalPerformanceShaders MPSNDArray.mm "failed assertion `[MPSNDArray
+    # initWithDevice:descriptor:] Error: total bytes of NDArray > 2**32'"; the temporary-array sibling).
+    ("e1-mps", "shape", (
+        r"Error: total bytes of (?P<temp>temporary )?NDArray > 2\*\*32",
+        r"MPSGraph does not support tensor dims larger than INT_MAX",
+    )),
+    # GradScaler (fp16 mixed precision) on fp16/bf16 trainable parameters: torch/amp/grad_scaler.py
+    # _unscale_grads_ ("Attempting to unscale FP16 gradients."), and the foreach kernel on bf16 gradients.
+    ("e1-scaler", "shape", (
+        r"Attempting to unscale (?P<fp16>FP16) gradients",
+        r"\"_amp_foreach_non_finite_check_and_unscale_cuda\" not implemented for '(?P<dtype>BFloat16|Half)'",
+    )),
+)
 
 LAYER_IDS = {uid: n for n, (uid, _layer, _pats) in enumerate(UNITS)}
 
