@@ -33,6 +33,7 @@ from . import c2
 from . import remedy
 from . import c3
 from . import c3_attn
+from . import e2
 from .collect import Collector, has_progress, last_progress_in
 from .context import LogFacts, facts
 from .model import CONFIDENCE, KINDS, Answer
@@ -62,7 +63,11 @@ _READERS = {"so-missing": libs.answer, "symbol": readers.symbol, "module": reade
             "c2-launch": c2.launch, "c2-train": c2.train, "c2-serve": c2.serve,
             "c3-mismatch": c3.mismatch, "c3-dynamo": c3.dynamo, "c3-fp8": c3.fp8,
             "c3-hf": c3_attn.hf, "c3-flash": c3_attn.flash, "c3-diffusers": c3_attn.diffusers,
-            "c3-api": c3.torch_api, "c3-lowering": c3.lowering}
+            "c3-api": c3.torch_api, "c3-lowering": c3.lowering,
+            "e2-busy": e2.busy, "e2-lost": e2.lost, "e2-nvml": e2.nvml, "e2-ctr": e2.container, "e2-libuv": e2.libuv,
+            "e2-rust": e2.rust, "e2-pair": e2.pair, "e2-imp": e2.impimporter, "e2-ddp": e2.ddp,
+            "e2-ordinal": e2.ordinal, "e2-conda": e2.conda, "e2-hvd": e2.horovod,
+            "e2-ray": e2.ray}
 
 
 _WARNING = re.compile(r"[Ww]arning|WARNING|\bwarn\b|\bW\d{4} |Error caught was|not available|will not be enabled"
@@ -95,6 +100,8 @@ def _fatal(seen, c: Collector, log: LogFacts) -> bool:
         return True  # tune-c2: NCCL's "no socket interface found" fails init; DDP's names line (reader checks the root)
     if seen.uid == "c3-dynamo" and seen.groups.get("dexc") and (log.root is None or seen.line >= log.root[0]):
         return True  # tune-c3: "torch._dynamo.exc.Unsupported: ..." raised last (no Error suffix for ctx-exception)
+    if seen.uid.startswith("e2-") and "fatal" in seen.groups:
+        return True  # tune-e2: lines that exist only when something failed (NVRM reports, pip's conflict report ...)
     if seen.uid == "slurm":
         return True  # "sbatch: error:", "slurmstepd: error:": Slurm's own level says it; the reader drops consequences
     return not _WARNING.search(seen.text) and bool(_ERROR.search(seen.text))
