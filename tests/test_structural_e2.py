@@ -223,3 +223,49 @@ def test_ray_without_gpu_nodes(text):
 ])
 def test_ray_notices_stay_silent(text):
     healthy(text)
+
+
+def test_apptainer_nv_without_driver_explains_the_gpu_error():
+    text = ("$ singularity exec --nv llm.sif python3 serve.py\n"
+            "WARNING: Could not find any nv files on this host!\n"
+            "Traceback (most recent call last):\n  File \"/opt/serve.py\", line 12, in <module>\n"
+            "    torch.cuda.set_device(0)\n"
+            "RuntimeError: No CUDA GPUs are available\n")
+    top, fix = first(text)
+    assert ident(top) == "cuda-error:apptainer-nv"
+    assert "--gres=gpu:1" in fix and "--nv" in fix
+
+
+def test_found_no_driver_names_container_gpu_access():
+    top, fix = first("RuntimeError: Found no NVIDIA driver on your system. Please check that you have an NVIDIA GPU and "
+                     "installed a driver from http://www.nvidia.com/Download/index.aspx\n")
+    assert ident(top) == "FDE102" and "--nv" in fix and "--gpus all" in fix
+
+
+def test_pip_replaced_an_imported_package_restart():
+    text = ("Successfully installed numpy-2.1.3\n"
+            "WARNING: The following packages were previously imported in this runtime:\n  [numpy]\n"
+            "You must restart the runtime in order to use newly installed versions.\n"
+            "Traceback (most recent call last):\n  File \"<ipython-input-4-9f>\", line 2, in <cell line: 2>\n"
+            "    import pandas\nImportError: cannot import name '_center' from 'numpy._core.umath'\n")
+    top, fix = first(text)
+    assert ident(top) == "launcher:runtime-restart"
+    assert "Restart session" in fix
+
+
+@pytest.mark.parametrize("text", [
+    # the notices alone (a CPU step on a login node; a Colab install that then ran fine)
+    "INFO:    Could not find any nv files on this host!\nhello world\n",
+    "WARNING: The following packages were previously imported in this runtime:\n  [PIL]\n"
+    "You must restart the runtime in order to use newly installed versions.\n",
+])
+def test_notices_alone_stay_silent(text):
+    healthy(text)
+
+
+def test_notice_before_an_unrelated_error_is_not_blamed():
+    text = ("INFO:    Could not find any nv files on this host!\n"
+            "Traceback (most recent call last):\n  File \"/w/a.py\", line 1, in <module>\n"
+            "    open('missing.csv')\nFileNotFoundError: [Errno 2] No such file or directory: 'missing.csv'\n")
+    top, _fix = first(text)
+    assert ident(top) != "cuda-error:apptainer-nv"

@@ -250,3 +250,26 @@ def ray(seen: Seen, facts: LogFacts) -> Optional[Answer]:
         return None
     return _ans("launcher", "ray-gpu", "ray", seen, facts, 24,
                 ["ray status", "python -c \"import ray; ray.init(address='auto'); print(ray.cluster_resources())\""])
+
+
+# --- notices that explain a later failure ----------------------------------------------------------------
+
+_GPU_WORDS = re.compile(r"CUDA|cuda|GPU|NVIDIA|nvidia|[Dd]river")
+_STALE = re.compile(r"undefined symbol|has no attribute|cannot import name|[Vv]ersion|compiled|DLL|\.so")
+
+
+def notice(seen: Seen, facts: LogFacts) -> Optional[Answer]:
+    """A notice read only when the log's root error comes after it and is of the kind it causes."""
+    root = facts.root
+    if root is None or root[0] <= seen.line:
+        return None
+    text = f"{root[1]}: {root[2]}"
+    if seen.groups.get("fatal") == "nv":
+        if not _GPU_WORDS.search(text):
+            return None
+        return _ans("cuda-error", "apptainer-nv", "apptainer", seen, facts, 13,
+                    ["nvidia-smi -L", "srun --gres=gpu:1 --pty nvidia-smi -L"])
+    if not (_STALE.search(text) or root[1].endswith(("ImportError", "AttributeError"))):
+        return None
+    return _ans("launcher", "runtime-restart", "restart", seen, facts, 15,
+                ["python -c \"import torch; print(torch.__version__)\""])

@@ -735,6 +735,14 @@ UNITS = (
     # this issue." / "... resource requests {'GPU': 1.0}*1" / "... placement group requests".
     ("e2-ray", "shape", (
         r"No available node types can fulfill (?:resource|placement group) requests? (?P<req>\{[^}\n]{1,300}\})",
+    )),
+    # Notices that explain a failure after them (e2.notice reads them only when the log's root error comes later and
+    # is of the kind they cause): Apptainer/Singularity's --nv on a host without the NVIDIA driver ("INFO:    Could not
+    # find any nv files on this host!", a login or CPU node), Colab/pip's "You must restart the runtime in order to use
+    # newly installed versions." (a package imported before pip replaced it).
+    ("e2-notice", "shape", (
+        r"Could not find any (?P<fatal>nv) files on this host",
+        r"You must restart the (?P<fatal>runtime) in order to use newly installed versions",
     )),)
 
 LAYER_IDS = {uid: n for n, (uid, _layer, _pats) in enumerate(UNITS)}
