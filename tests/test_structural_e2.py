@@ -269,3 +269,11 @@ def test_notice_before_an_unrelated_error_is_not_blamed():
             "    open('missing.csv')\nFileNotFoundError: [Errno 2] No such file or directory: 'missing.csv'\n")
     top, _fix = first(text)
     assert ident(top) != "cuda-error:apptainer-nv"
+
+
+def test_restart_notice_before_a_bug_in_user_code_is_not_blamed():
+    text = ("You must restart the runtime in order to use newly installed versions.\n"
+            "Traceback (most recent call last):\n  File \"<ipython-input-7-0c>\", line 3, in <cell line: 3>\n"
+            "    out = cfg.model.name\nAttributeError: 'NoneType' object has no attribute 'name'\n")
+    result = first_item(text)
+    assert ident(result) != "launcher:runtime-restart"

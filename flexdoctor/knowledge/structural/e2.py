@@ -255,7 +255,9 @@ def ray(seen: Seen, facts: LogFacts) -> Optional[Answer]:
 # --- notices that explain a later failure ----------------------------------------------------------------
 
 _GPU_WORDS = re.compile(r"CUDA|cuda|GPU|NVIDIA|nvidia|[Dd]river")
-_STALE = re.compile(r"undefined symbol|has no attribute|cannot import name|[Vv]ersion|compiled|DLL|\.so")
+# what a module imported before pip replaced it raises: old and new files mixed (a symbol, a name, a module attribute)
+_STALE = re.compile(r"undefined symbol|cannot import name|partially initialized module|module '[\w.]{1,80}' has no attribute"
+                    r"|compiled (?:using|against)|[Vv]ersion mismatch|DLL load failed")
 
 
 def notice(seen: Seen, facts: LogFacts) -> Optional[Answer]:
@@ -269,7 +271,7 @@ def notice(seen: Seen, facts: LogFacts) -> Optional[Answer]:
             return None
         return _ans("cuda-error", "apptainer-nv", "apptainer", seen, facts, 13,
                     ["nvidia-smi -L", "srun --gres=gpu:1 --pty nvidia-smi -L"])
-    if not (_STALE.search(text) or root[1].endswith(("ImportError", "AttributeError"))):
+    if not _STALE.search(text):
         return None
     return _ans("launcher", "runtime-restart", "restart", seen, facts, 15,
                 ["python -c \"import torch; print(torch.__version__)\""])
