@@ -35,6 +35,7 @@ from . import c3
 from . import c3_attn
 from . import e3
 from . import e1
+from . import e2
 from .collect import Collector, has_progress, last_progress_in
 from .context import LogFacts, facts
 from .model import CONFIDENCE, KINDS, Answer
@@ -67,7 +68,11 @@ _READERS = {"so-missing": libs.answer, "symbol": readers.symbol, "module": reade
             "c3-api": c3.torch_api, "c3-lowering": c3.lowering,
             "e3-host": e3.host, "e3-arch": e3.arch, "e3-header": e3.header, "e3-link": e3.link,
             "e3-cmake": e3.cmake,
-            "e1-quant": e1.quant, "e1-dynamo": e1.dynamo, "e1-mps": e1.mps, "e1-scaler": e1.scaler}
+            "e1-quant": e1.quant, "e1-dynamo": e1.dynamo, "e1-mps": e1.mps, "e1-scaler": e1.scaler,
+            "e2-busy": e2.busy, "e2-lost": e2.lost, "e2-nvml": e2.nvml, "e2-ctr": e2.container, "e2-libuv": e2.libuv,
+            "e2-rust": e2.rust, "e2-pair": e2.pair, "e2-imp": e2.impimporter, "e2-ddp": e2.ddp,
+            "e2-ordinal": e2.ordinal, "e2-conda": e2.conda, "e2-hvd": e2.horovod,
+            "e2-ray": e2.ray, "e2-notice": e2.notice}
 
 
 _WARNING = re.compile(r"[Ww]arning|WARNING|\bwarn\b|\bW\d{4} |Error caught was|not available|will not be enabled"
@@ -106,6 +111,8 @@ def _fatal(seen, c: Collector, log: LogFacts) -> bool:
     if seen.groups.get("sure") or (seen.uid == "c2-serve" and seen.groups.get("fit")):
         return True  # tune-e1: shapes that are raised, never logged (their reader checks the line is the error's
         # own); vLLM's "max seq len (N) is larger than ... KV cache (M)" is its ValueError, pasted without the name
+    if seen.uid.startswith("e2-") and "fatal" in seen.groups:
+        return True  # tune-e2: lines that exist only when something failed (NVRM reports, pip's conflict report ...)
     if seen.uid == "slurm":
         return True  # "sbatch: error:", "slurmstepd: error:": Slurm's own level says it; the reader drops consequences
     return not _WARNING.search(seen.text) and bool(_ERROR.search(seen.text))

@@ -721,7 +721,98 @@ UNITS = (
         r"Attempting to unscale (?P<fp16>FP16) gradients",
         r"\"_amp_foreach_non_finite_check_and_unscale_cuda\" not implemented for '(?P<dtype>BFloat16|Half)'",
     )),
-)
+    # --- tune-e2
+    # cudaErrorDevicesUnavailable (46) in every wording (CUDA runtime's text, THC's "error=46 :", Caffe's "Check failed:
+    # error == cudaSuccess (46 vs. 0)", a program's "CUDA Runtime Error(46):"): a GPU in an exclusive compute mode.
+    ("e2-busy", "shape", (
+        r"CUDA-capable devices are busy or unavailable",
+        r"CUDA-capable device\(s\) is/are busy or unavailable",
+    )),
+    # A GPU the driver lost, without an Xid line: NVRM's multi-line "The NVIDIA GPU 0000:b3:00.0 (PCI ID: ...) installed in
+    # this system has / fallen off the bus and is not responding to commands." (nv.c), nvidia-smi's "Unable to determine
+    # the device handle for GPU0000:03:00.0: Unknown Error" (NVML_ERROR_UNKNOWN; tune-c4 reads "GPU is lost").
+    ("e2-lost", "shape", (
+        r"(?P<fatal>fallen off the bus and is not responding to commands)",
+        r"Unable to determine the device handle for GPU ?(?:[0-9a-fA-F]{4})?(?P<pci>[0-9a-fA-F]{4}:[0-9a-fA-F]{2}"
+        r":[0-9a-fA-F]{2}\.\d): (?P<fatal>Unknown Error)",
+    )),
+    # The NVIDIA kernel module's own report of a user-space driver of another version (nvidia.ko): "NVRM: API mismatch: the
+    # client has the version 515.48.07, but / NVRM: this kernel module has the version 510.73.05."
+    ("e2-nvml", "shape", (
+        r"NVRM: API mismatch: the client has the version (?P<client>\d{1,4}(?:\.\d{1,4}){1,3}), (?P<fatal>but)",
+    )),
+    # libnvidia-container in the runtime's prestart hook (NVIDIA/libnvidia-container src/cli: "nvidia-container-cli:
+    # initialization error: load library failed: libnvidia-ml.so.1: cannot open shared object file", "... nvml error:
+    # driver not loaded", "... nvml error: driver/library version mismatch", "nvidia-container-cli: device error: 3: unknown
+    # device"); Podman/Docker CDI ("Error: setting up CDI devices: unresolvable CDI devices nvidia.com/gpu=all").
+    ("e2-ctr", "shape", (
+        r"nvidia-container-cli: initialization error: (?:load library failed: (?P<nolib>libnvidia-ml\.so\.1)"
+        r"|nvml error: (?:(?P<notloaded>driver not loaded)|(?P<mismatch>driver/library version mismatch)))",
+        r"nvidia-container-cli: device error: [\w-]{1,60}: (?P<unknown>unknown device)",
+        r"CDI devices (?<=unresolvable CDI devices )(?P<cdi>nvidia\.com/gpu)",
+    )),
+    # torch >= 2.4's TCPStore uses libuv by default (torch/csrc/distributed/c10d/TCPStore.cpp: "use_libuv was requested but
+    # PyTorch was build without libuv support"); Windows wheels are built without it.
+    ("e2-libuv", "shape", (
+        r"PyTorch was build without libuv support",
+    )),
+    # A Rust extension built from its sdist without Rust: setuptools-rust ("error: can't find Rust compiler", older
+    # "error: Can not find Rust compiler"), maturin's sdist backend ("Cargo, the Rust package manager, is not installed or is
+    # not on PATH.").
+    ("e2-rust", "shape", (
+        r"Rust compiler(?<=find Rust compiler)",
+        r"(?P<fatal>Cargo, the Rust package manager, is not installed or is not on PATH)",
+    )),
+    # torchvision/torchaudio pinned next to another torch: pip's resolver report (src/pip/_internal/resolution/resolvelib/
+    # factory.py: "Cannot install A and B because these package versions have conflicting dependencies.", "torchvision
+    # 0.16.2 depends on torch==2.1.2").
+    ("e2-pair", "shape", (
+        r"Cannot install (?P<list>[^\n]{1,800})",  # e2.pair reads up to "because these package versions ..."
+        r"torch(?P<comp>vision|audio) (?P<cv>\d[\w.+]{0,40}) (?P<fatal>depends on) torch==(?P<tv>\d[\w.+]{0,40})",
+    )),
+    # pkg_resources of an old setuptools on Python 3.12 (pkgutil.ImpImporter removed): "from pkgutil import ImpImporter"
+    # as the last frame's line, "module 'pkgutil' has no attribute 'ImpImporter'", "cannot import name 'ImpImporter'".
+    ("e2-imp", "shape", (
+        r"(?P<fatal>from pkgutil import ImpImporter)",
+        r"'pkgutil' has no attribute 'ImpImporter'",
+        r"cannot import name 'ImpImporter'",
+    )),
+    # DDP's reducer report without its RuntimeError (torch/csrc/distributed/c10d/reducer.cpp).
+    ("e2-ddp", "shape", (
+        r"Parameter indices which did not receive grad for rank (?P<fatal>\d{1,6})",
+    )),
+    # torch < 1.5 (THC): cudaErrorInvalidDevice under its pre-CUDA-10.1 number 10.
+    ("e2-ordinal", "shape", (
+        r"cuda runtime error \(10\) : invalid device ordinal",
+        r"error=10 : invalid device ordinal",
+    )),
+    # conda >= 23 ("CondaError: Run 'conda init' before 'conda activate'"), older conda's CommandNotFoundError.
+    ("e2-conda", "shape", (
+        r"CondaError: Run 'conda init' before 'conda activate'",
+        r"CommandNotFoundError: Your shell has not been properly configured to use 'conda activate'",
+    )),
+    # horovod/common/util.py check_extension ("Extension horovod.torch has not been built: <path> not found" / "If this is
+    # not expected, reinstall Horovod with HOROVOD_WITH_PYTORCH=1 to debug the build error."), horovod/runner/launch.py
+    # ("MPI support has not been built.  If this is not expected, ensure MPI is installed and reinstall Horovod with
+    # HOROVOD_WITH_MPI=1 ..."), horovod/common/basics.py ("Horovod has not been built with MPI support ...").
+    ("e2-hvd", "shape", (
+        r"HOROVOD_WITH_(?P<fw>[A-Z]{2,20})=1 to debug the build error",
+        r"Extension horovod\.(?P<ext>\w{1,20}) has not been built",
+    )),
+    # Ray's autoscaler (python/ray/autoscaler/_private/resource_demand_scheduler.py, v2 scheduler): "Error: No available
+    # node types can fulfill resource request {'GPU': 1.0, 'CPU': 1.0}. Add suitable node types to this cluster to resolve
+    # this issue." / "... resource requests {'GPU': 1.0}*1" / "... placement group requests".
+    ("e2-ray", "shape", (
+        r"No available node types can fulfill (?:resource|placement group) requests? (?P<req>\{[^}\n]{1,300}\})",
+    )),
+    # Notices that explain a failure after them (e2.notice reads them only when the log's root error comes later and
+    # is of the kind they cause): Apptainer/Singularity's --nv on a host without the NVIDIA driver ("INFO:    Could not
+    # find any nv files on this host!", a login or CPU node), Colab/pip's "You must restart the runtime in order to use
+    # newly installed versions." (a package imported before pip replaced it).
+    ("e2-notice", "shape", (
+        r"Could not find any (?P<fatal>nv) files on this host",
+        r"You must restart the (?P<fatal>runtime) in order to use newly installed versions",
+    )),)
 
 LAYER_IDS = {uid: n for n, (uid, _layer, _pats) in enumerate(UNITS)}
 
