@@ -35,6 +35,7 @@ from . import c3
 from . import c3_attn
 from . import e3
 from . import e1
+from . import e5
 from .collect import Collector, has_progress, last_progress_in
 from .context import LogFacts, facts
 from .model import CONFIDENCE, KINDS, Answer
@@ -67,7 +68,8 @@ _READERS = {"so-missing": libs.answer, "symbol": readers.symbol, "module": reade
             "c3-api": c3.torch_api, "c3-lowering": c3.lowering,
             "e3-host": e3.host, "e3-arch": e3.arch, "e3-header": e3.header, "e3-link": e3.link,
             "e3-cmake": e3.cmake,
-            "e1-quant": e1.quant, "e1-dynamo": e1.dynamo, "e1-mps": e1.mps, "e1-scaler": e1.scaler}
+            "e1-quant": e1.quant, "e1-dynamo": e1.dynamo, "e1-mps": e1.mps, "e1-scaler": e1.scaler,
+            "e5-jetson": e5.jetson, "e5-sigill": e5.sigill, "e5-uv": e5.uv, "e5-build": e5.build}
 
 
 _WARNING = re.compile(r"[Ww]arning|WARNING|\bwarn\b|\bW\d{4} |Error caught was|not available|will not be enabled"
