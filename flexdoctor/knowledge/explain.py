@@ -104,6 +104,8 @@ class Result:
             late = p.count > len(p.hits) or max(h.line for h in p.hits) >= region
             if late and p.entry.id in _BUILD_WRAPPERS and self._cause_above(p):
                 return 1  # tune-e3: "ninja failed" yields to the compiler's own error read above it
+            if late and p.entry.id in _PLATFORM_GENERIC and any(a.subject == "jetson" for a in self.answers):
+                return 1  # tune-e5: a CPU wheel / missing CUDA library on a Jetson: the JetPack reading answers
             return 0 if late else 2
 
         items = [(group(p), p.entry.rank, p.first_line, p) for p in self.problems]
@@ -130,6 +132,10 @@ class Result:
 # Entries that say only that a build failed ("Command '['ninja', '-v']' returned non-zero exit status"): the
 # compiler's error above them, read by the structural layer, is the cause (tune-e3).
 _BUILD_WRAPPERS = frozenset({"FDE406"})
+
+# Entries whose fix is for a desktop or server GPU; on a Jetson (L4T) the structural layer names NVIDIA's JetPack
+# wheels and libraries instead (tune-e5, structural/e5.py).
+_PLATFORM_GENERIC = frozenset({"FDE204", "FDE221"})
 
 
 def clean(raw: bytes) -> str:

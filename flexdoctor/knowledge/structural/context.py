@@ -27,6 +27,7 @@ class LogFacts:
     root: Optional[tuple] = None  # (line, exception type, message, text) of the root error
     package: Optional[str] = None  # the package the root error came from (its last traceback frame)
     paths: tuple = ()  # the traceback frames' file paths from the failure region to the root error
+    jetson: tuple = ()  # tune-e5: what the log says of a Jetson (the e5-jetson shapes' groups), () when none
 
     @property
     def torch_release(self) -> Optional[str]:
@@ -121,4 +122,5 @@ def facts(c: Collector, region: Optional[int] = None) -> LogFacts:
     return LogFacts(torch=torch, cuda_major=major, cuda=cuda, python=py, platform=_platform(c),
                     rocm=bool(c.platforms["rocm"]) or "rocm" in (torch or ""), conda=c.conda, region=region,
                     root=root, package=_package(c, root, region),
-                    paths=tuple(p for line, p in c.frames if root is not None and region <= line <= root[0]))
+                    paths=tuple(p for line, p in c.frames if root is not None and region <= line <= root[0]),
+                    jetson=tuple(s.groups for s in c.shapes if s.uid == "e5-jetson"))

@@ -271,7 +271,7 @@ def _pip_build(seen: Seen, facts: LogFacts) -> Optional[Answer]:
     commands = ["python -c \"import torch; print(torch.__version__, torch.version.cuda)\""] if name else []
     return _answer("pip-no-distribution", subject, "medium", t("structural.title.pip_build", req=name or "C++"),
                    t("structural.cause.pip_build", req=name or "C++"), t(f"structural.fix.pip_build_{key}"), commands,
-                   seen, facts, 27)
+                   seen, facts, 28)  # after a cause read in the build output (27); tune-e5's e5.build names the rest
 
 
 def pip(seen: Seen, facts: LogFacts) -> Optional[Answer]:

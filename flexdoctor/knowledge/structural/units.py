@@ -812,7 +812,41 @@ UNITS = (
     ("e2-notice", "shape", (
         r"Could not find any (?P<fatal>nv) files on this host",
         r"You must restart the (?P<fatal>runtime) in order to use newly installed versions",
-    )),)
+    )),
+    # --- tune-e5
+    # A Jetson (L4T) named by the log: /etc/nv_tegra_release ("# R35 (release), REVISION: 4.1, ..."), "L4T R36.4.3",
+    # "JetPack 6.2", a -tegra kernel (uname -r), a board name. e5.jetson answers only when the root error is one
+    # the platform explains (a torch without CUDA, a JetPack library missing); the group "sure" lets _fatal pass it.
+    ("e5-jetson", "shape", (
+        r"(?P<sure># R)(?P<l4t>\d{2}) \(release\), REVISION: (?P<rev>\d{1,2})",
+        r"(?P<sure>L4T) R?(?P<l4t>3\d)\.(?P<rev>\d{1,2})",
+        r"(?P<sure>JetPack)[ -]?(?P<jp>[4-7](?:\.\d{1,2}){0,2})",
+        r"(?P<sure>-tegra)\b",
+        r"(?P<sure>Jetson) (?P<board>AGX Thor|AGX Orin|Orin Nano|Orin NX|AGX Xavier|Xavier NX|Nano|TX2|TX1)",
+    )),
+    # A process killed by SIGILL on a Jetson: numpy's OpenBLAS picks a core type the Cortex-A57/Carmel lacks
+    # (numpy issue 18131, OpenBLAS 0.3.13+): OPENBLAS_CORETYPE=ARMV8. e5.sigill answers only on a Jetson.
+    ("e5-sigill", "shape", (
+        r"(?P<sure>Illegal instruction)(?: \(core dumped\))?\s{0,4}$",
+    )),
+    # uv's resolver (crates/uv-resolver/src/pubgrub/report.rs): a +cuXYZ local version PyPI does not have, and the
+    # first-index strategy hint. Printed only when resolution failed.
+    ("e5-uv", "shape", (
+        r"(?P<sure>Because) (?P<req>[A-Za-z][\w.-]{0,80}==[\w.!]{1,40}\+[\w.]{1,20}) was not found in the package registry",
+        r"(?P<sure>Because) there is no version of (?P<req>[A-Za-z][\w.-]{0,80}==[\w.!]{1,40}\+[\w.]{1,20})",
+        r"(?P<sure>hint): `(?P<hpkg>[A-Za-z][\w.-]{0,80})` was found on (?P<index>https?://[^\s,]{1,200}), but not at the "
+        r"requested version",
+    )),
+    # The cause a pip build printed above its summary ("error: subprocess-exited-with-error"): no Rust toolchain
+    # (setuptools-rust "error: can't find Rust compiler", maturin/puccinialin "Cargo, the Rust package manager, is not
+    # installed"), a setup.py guard on the Python version; and pip's summary itself for a package no rule knows.
+    ("e5-build", "shape", (
+        r"(?P<sure>Rust compiler)(?<=can't find Rust compiler)",
+        r"(?P<sure>Cargo), the Rust package manager, is not installed",
+        r"Python (?P<pyver>3\.\d{1,2}) (?:is not supported|or (?P<dir>older|earlier|lower|newer|later|higher))",
+        r"ERROR: Failed building wheel for (?P<dist>[A-Za-z0-9][\w.-]{0,100})",
+    )),
+)
 
 LAYER_IDS = {uid: n for n, (uid, _layer, _pats) in enumerate(UNITS)}
 
