@@ -171,7 +171,7 @@ def test_no_rust_compiler_is_read_above_the_summary():
            "version, it is possible a prebuilt wheel is available for this package but pip is not able to install "
            "from it.\n")
     top, fix = first(_pip_build("tokenizers", out))
-    assert ident(top) == "unsupported-op:rust"
+    assert ident(top) == "pip-no-distribution:rust"  # tune-e2's reading (e2.rust), above pip's summary
     assert "https://sh.rustup.rs" in fix
 
 
@@ -180,7 +180,7 @@ def test_maturin_sibling_cargo_not_installed():
            "Rust and Cargo to compile extensions. Install it through the system's package manager or via "
            "https://rustup.rs/\n")
     top, _fix = first(_pip_build("orjson", out))
-    assert ident(top) == "unsupported-op:rust"
+    assert ident(top) == "pip-no-distribution:rust"
 
 
 def test_a_python_version_guard_in_setup_py_is_the_cause():

@@ -6,7 +6,7 @@ with the remedy the threads establish.
 - ``sigill``: "Illegal instruction" on a Jetson: numpy's OpenBLAS core detection (OPENBLAS_CORETYPE=ARMV8).
 - ``uv``: uv's resolver without the PyTorch index (a ``+cuXYZ`` local version PyPI does not have) or stopped by its
   first-index strategy: the index, ``--torch-backend``, ``--index-strategy unsafe-best-match``, ``[tool.uv.sources]``.
-- ``build``: the cause a pip build printed above pip's summary (no Rust toolchain, a Python-version guard), and the
+- ``build``: the cause a pip build printed above pip's summary (a Python-version guard; Rust: e2.rust), and the
   summary alone for a package no rule knows (name it, read the first error above, check for a wheel).
 """
 
@@ -159,10 +159,7 @@ def build(seen: Seen, facts: LogFacts) -> Optional[Answer]:
                        t("structural.e5.build.cause_py", py=g["pyver"], have=facts.python or "?"),
                        t(f"structural.e5.build.fix_py_{case}", py=g["pyver"]), ["python --version"], seen, facts, 20,
                        facts.package)
-    rustup = [] if facts.platform == "windows" else ["curl --proto '=https' --tlsv1.2 -sSf https://sh.rustup.rs | sh"]
-    return _answer("unsupported-op", "rust", "high", t("structural.e5.build.title_rust"),
-                   t("structural.e5.build.cause_rust"), t("structural.e5.build.fix_rust"),
-                   ["python -m pip install --upgrade pip"] + rustup + ["cargo --version"], seen, facts, 20)
+    return None  # no Rust toolchain: tune-e2's reading (e2.rust) answers it
 
 
 def _summary(seen: Seen, facts: LogFacts, dist: str) -> Optional[Answer]:

@@ -841,8 +841,6 @@ UNITS = (
     # (setuptools-rust "error: can't find Rust compiler", maturin/puccinialin "Cargo, the Rust package manager, is not
     # installed"), a setup.py guard on the Python version; and pip's summary itself for a package no rule knows.
     ("e5-build", "shape", (
-        r"(?P<sure>Rust compiler)(?<=can't find Rust compiler)",
-        r"(?P<sure>Cargo), the Rust package manager, is not installed",
         r"Python (?P<pyver>3\.\d{1,2}) (?:is not supported|or (?P<dir>older|earlier|lower|newer|later|higher))",
         r"ERROR: Failed building wheel for (?P<dist>[A-Za-z0-9][\w.-]{0,100})",
     )),
