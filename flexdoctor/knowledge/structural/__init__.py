@@ -35,6 +35,7 @@ from . import c3
 from . import c3_attn
 from . import e3
 from . import e1
+from . import e4
 from .collect import Collector, has_progress, last_progress_in
 from .context import LogFacts, facts
 from .model import CONFIDENCE, KINDS, Answer
@@ -67,7 +68,9 @@ _READERS = {"so-missing": libs.answer, "symbol": readers.symbol, "module": reade
             "c3-api": c3.torch_api, "c3-lowering": c3.lowering,
             "e3-host": e3.host, "e3-arch": e3.arch, "e3-header": e3.header, "e3-link": e3.link,
             "e3-cmake": e3.cmake,
-            "e1-quant": e1.quant, "e1-dynamo": e1.dynamo, "e1-mps": e1.mps, "e1-scaler": e1.scaler}
+            "e1-quant": e1.quant, "e1-dynamo": e1.dynamo, "e1-mps": e1.mps, "e1-scaler": e1.scaler,
+            "e4-hub": e4.hub, "e4-pickle": e4.pickle, "e4-remote": e4.remote, "e4-arch": e4.arch,
+            "e4-tokdep": e4.tokdep, "e4-train": e4.train, "e4-webui": e4.webui}
 
 
 _WARNING = re.compile(r"[Ww]arning|WARNING|\bwarn\b|\bW\d{4} |Error caught was|not available|will not be enabled"
