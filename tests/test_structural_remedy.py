@@ -13,11 +13,12 @@ TB = ('Traceback (most recent call last):\n  File "/home/u/run.py", line 3, in <
 
 
 @pytest.mark.parametrize("text, want", [
-    # torch.load's two-option message (torch/serialization.py _get_wo_message): the hint is on a later line
-    (TB.format(pkg="torch") + "_pickle.UnpicklingError: Weights only load failed. This file can still be loaded.\n"
-     "\t(1) Re-running `torch.load` with `weights_only` set to `False` will likely succeed, but it can result in "
+    # a two-option message shaped like torch.load's (torch/serialization.py _get_wo_message): the hint is on a later
+    # line (torch.load's own message is now read by tune-e4's e4-pickle shape, tests/test_structural_e4.py)
+    (TB.format(pkg="torch") + "_pickle.UnpicklingError: Frob archive load failed. This file can still be loaded.\n"
+     "\t(1) Re-running `frob.load` with `strict` set to `False` will likely succeed, but it can result in "
      "arbitrary code execution. Do it only if you trust the source.\n",
-     "Re-running `torch.load` with `weights_only` set to `False` will likely succeed"),
+     "Re-running `frob.load` with `strict` set to `False` will likely succeed"),
     # a hint on the root error's own line
     (TB.format(pkg="engine") + "ValueError: The frobnicator cache is too small for 8192 tokens. Try increasing "
      "`frob_cache_gb` when initializing the engine.\n", "Try increasing `frob_cache_gb` when initializing the engine."),

@@ -37,6 +37,7 @@ from . import e3
 from . import e1
 from . import e2
 from . import e5
+from . import e4
 from .collect import Collector, has_progress, last_progress_in
 from .context import LogFacts, facts
 from .model import CONFIDENCE, KINDS, Answer
@@ -74,7 +75,9 @@ _READERS = {"so-missing": libs.answer, "symbol": readers.symbol, "module": reade
             "e2-rust": e2.rust, "e2-pair": e2.pair, "e2-imp": e2.impimporter, "e2-ddp": e2.ddp,
             "e2-ordinal": e2.ordinal, "e2-conda": e2.conda, "e2-hvd": e2.horovod,
             "e2-ray": e2.ray, "e2-notice": e2.notice,
-            "e5-jetson": e5.jetson, "e5-sigill": e5.sigill, "e5-uv": e5.uv, "e5-build": e5.build}
+            "e5-jetson": e5.jetson, "e5-sigill": e5.sigill, "e5-uv": e5.uv, "e5-build": e5.build,
+            "e4-hub": e4.hub, "e4-pickle": e4.pickle, "e4-remote": e4.remote, "e4-arch": e4.arch,
+            "e4-tokdep": e4.tokdep, "e4-train": e4.train, "e4-webui": e4.webui}
 
 
 _WARNING = re.compile(r"[Ww]arning|WARNING|\bwarn\b|\bW\d{4} |Error caught was|not available|will not be enabled"

@@ -844,6 +844,65 @@ UNITS = (
         r"Python (?P<pyver>3\.\d{1,2}) (?:is not supported|or (?P<dir>older|earlier|lower|newer|later|higher))",
         r"ERROR: Failed building wheel for (?P<dist>[A-Za-z0-9][\w.-]{0,100})",
     )),
+    # --- tune-e4
+    # Hugging Face Hub access (huggingface_hub/utils/_http.py hf_raise_for_status: GatedRepoError "Cannot access gated
+    # repo for url ...", RepositoryNotFoundError; transformers/utils/hub.py cached_file: "You are trying to access a
+    # gated repo.") and connection/offline failures (transformers hub.py "We couldn't connect to '{HF_ENDPOINT}' to load
+    # this file", huggingface_hub file_download.py LocalEntryNotFoundError / OfflineModeIsEnabled).
+    ("e4-hub", "shape", (
+        r"GatedRepoError",
+        r"Cannot access gated repo for url https?://[\w.:-]{1,100}/(?:api/models/)?(?P<repo>[\w.-]{1,96}/[\w.-]{1,96})",
+        r"You are trying to access a gated repo",
+        r"RepositoryNotFoundError",
+        r"Repository Not Found for url: https?://[\w.:-]{1,100}/(?:api/models/)?(?P<repo>[\w.-]{1,96}/[\w.-]{1,96})",
+        r"Invalid credentials in Authorization header",
+        r"We couldn't connect to '(?P<endpoint>https?://[\w.:/-]{1,200})' to load this file",
+        r"LocalEntryNotFoundError",
+        r"OfflineModeIsEnabled",
+        r"Cannot find the requested files in the disk cache",
+    )),
+    # torch 2.6 made weights_only=True the default of torch.load (torch/serialization.py _get_wo_message:
+    # "Weights only load failed. ... WeightsUnpickler error: Unsupported global: GLOBAL x.y was not an allowed global").
+    ("e4-pickle", "shape", (
+        r"Weights only load failed",
+        r"Unsupported global: GLOBAL (?P<glob>[\w.]{1,200}) was not an allowed global",
+    )),
+    # transformers/dynamic_module_utils.py resolve_trust_remote_code: "The repository for X contains custom code which
+    # must be executed ..." / "Please pass the argument `trust_remote_code=True`"; the older "Loading X requires you to
+    # execute the configuration file in that repo on your local machine" (configuration_auto.py).
+    ("e4-remote", "shape", (
+        r"The repository (?:for )?`?(?P<repo>[\w./-]{1,200}?)`? contains custom code which must be executed",
+        r"Loading (?P<repo>[\w./-]{1,200}) requires you to execute the (?:configuration|tokenizer|modeling) file",
+        r"`trust_remote_code=True` to (?:allow custom code|remove this error)",
+    )),
+    # A model type this transformers does not know (configuration_auto.py AutoConfig.from_pretrained: KeyError from
+    # CONFIG_MAPPING, re-raised as "The checkpoint you are trying to load has model type `X` but Transformers does not
+    # recognize this architecture"). A bare KeyError is read only for a model type of the table or under the frame.
+    ("e4-arch", "shape", (
+        r"The checkpoint you are trying to load has model type `(?P<mt>[\w-]{1,80})` but Transformers does not recognize",
+        r"KeyError: '(?P<key>[a-z][\w-]{1,60})'$",
+    )),
+    # transformers' backend checks (utils/import_utils.py *_IMPORT_ERROR: "{0} requires the SentencePiece library but it
+    # was not found in your environment", protobuf, Tokenizers, ...), tiktoken conversion (convert_slow_tokenizer.py).
+    ("e4-tokdep", "shape", (
+        r"requires the (?P<lib>[\w \U0001F917-]{1,40}?) library but it was not found in your environment",
+        r"`(?P<tik>tiktoken)` is required to read a `tiktoken` file",
+    )),
+    # Fine-tuning: backward through nothing that requires grad (torch/autograd: "element 0 of tensors does not require
+    # grad and does not have a grad_fn"), PEFT's target modules (peft/tuners/tuners_utils.py inject_adapter).
+    ("e4-train", "shape", (
+        r"RuntimeError: element (?P<elem>\d{1,4}) of tensors does not require grad and does not have a grad_fn",
+        r"Target modules? (?P<targets>[^\n]{1,300}?) not found in the base model",
+    )),
+    # Stable Diffusion web UIs: AUTOMATIC1111/Forge modules/launch_utils.py prepare_environment ("Torch is not able to use
+    # GPU; add --skip-torch-cuda-test"), modules/devices.py test_for_nans ("A tensor with all NaNs was produced in VAE"),
+    # ComfyUI nodes.py init_external_custom_nodes ("Cannot import X module for custom nodes:", "(IMPORT FAILED): X").
+    ("e4-webui", "shape", (
+        r"Torch is not able to use GPU; add --skip-torch-cuda-test",
+        r"A tensor with all NaNs was produced in (?P<part>Unet|VAE|[A-Za-z]{1,20})",
+        r"Cannot import (?P<path>[^\n]{1,500}?) module for custom nodes: (?P<why>[^\n]{1,300})",
+        r"\(IMPORT FAILED\): (?P<path>[^\n]{1,500})",
+    )),
 )
 
 LAYER_IDS = {uid: n for n, (uid, _layer, _pats) in enumerate(UNITS)}
