@@ -212,3 +212,20 @@ def test_flash_attn1_backward_headdim_names_flash_attn2_and_turing_fallback():
     top, fix = first(log)
     assert ident(top) == "unsupported-op:flash-attn"
     assert "flash-attn>=2" in fix and "sdpa" in fix and "A100" in fix, fix
+
+
+# --- THC's CUDA error numbers (torch < 1.5: CUDA <= 10.0's numbering) ---------------------------------------------------
+
+def test_thc_old_error_number_is_read_by_its_message():
+    log = frames(("main.py", "data = data.to(device)")) + (
+        "RuntimeError: cuda runtime error (6) : the launch timed out and was terminated at "
+        "/opt/conda/conda-bld/pytorch_1/work/aten/src/THC/generic/THCTensorCopy.cpp:21\n")
+    top, fix = first(log)
+    assert ident(top) == "cuda-error:cudaErrorLaunchTimeout", ident(top)
+    assert "display" in fix, fix
+
+
+def test_thc_error_number_without_message_keeps_the_code():
+    log = "RuntimeError: cuda runtime error (2) : out of memory at /pytorch/aten/src/THC/THCCachingAllocator.cpp:510\n"
+    top, _fix = first(log)
+    assert ident(top) != "unknown", ident(top)

@@ -87,7 +87,8 @@ UNITS = (
         r"(?:Triton Error \[CUDA\]|CUDA driver error|CUDA Error|CUDA call failed[^\n]{0,80}?): (?P<text2>[^\n]{1,200})",
         r"(?P<lib_status>CUBLAS_STATUS_[A-Z_]{2,40}|CUDNN_STATUS_[A-Z_]{2,40})",
         # torch < 1.5 (THC): "cuda runtime error (35) : CUDA driver version is insufficient ..."
-        r"cuda runtime error \((?P<code>\d{1,4})\) ?:",
+        # (tune-f1: its message too; THC's codes are CUDA <= 10.0's numbering, renumbered in 10.1: 6 was LaunchTimeout)
+        r"cuda runtime error \((?P<code>\d{1,4})\) ?:(?: (?P<thc>[^\n:]{1,200}))?",
         # c10/cuda/CUDAFunctions.cpp: "Unexpected error from cudaGetDeviceCount(). ... Error 802: ..."
         r"cudaGetDeviceCount\(\)[^\n]{0,200}? Error (?P<code>\d{1,4}): ",
         # torch's "CUDA initialization: CUDA unknown error - ..." (is_available() is False after it)
