@@ -55,9 +55,9 @@ def mpi(seen: Seen, facts: LogFacts) -> Optional[Answer]:
     n = _num(seen.groups.get("n")) or "N"
     slurm = facts.platform == "slurm" or bool(re.search(r"\bsrun\b|\bsbatch\b|SLURM_", seen.text))
     case = "slurm" if slurm else "hosts"
-    commands = [f"mpirun -np {n} --oversubscribe <command>"] if n != "N" else []
+    # no command: the user's own mpirun line (its program and arguments) is not ours to reprint
     return _answer("launcher", "mpi slots", "high", t("structural.f1.mpi.title", n=n), t("structural.f1.mpi.cause"),
-                   t(f"structural.f1.mpi.fix_{case}", n=n), commands, seen, facts, 20)
+                   t(f"structural.f1.mpi.fix_{case}", n=n), [], seen, facts, 20)
 
 
 # --- file descriptors of worker processes ---------------------------------------------------------------
