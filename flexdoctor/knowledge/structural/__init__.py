@@ -38,6 +38,7 @@ from . import e1
 from . import e2
 from . import e5
 from . import e4
+from . import f1
 from .collect import Collector, has_progress, last_progress_in
 from .context import LogFacts, facts
 from .model import CONFIDENCE, KINDS, Answer
@@ -77,7 +78,10 @@ _READERS = {"so-missing": libs.answer, "symbol": readers.symbol, "module": reade
             "e2-ray": e2.ray, "e2-notice": e2.notice,
             "e5-jetson": e5.jetson, "e5-sigill": e5.sigill, "e5-uv": e5.uv, "e5-build": e5.build,
             "e4-hub": e4.hub, "e4-pickle": e4.pickle, "e4-remote": e4.remote, "e4-arch": e4.arch,
-            "e4-tokdep": e4.tokdep, "e4-train": e4.train, "e4-webui": e4.webui}
+            "e4-tokdep": e4.tokdep, "e4-train": e4.train, "e4-webui": e4.webui,
+            "f1-mpi": f1.mpi, "f1-fds": f1.fds, "f1-locale": f1.locale, "f1-archlist": f1.archlist,
+            "f1-gcc11": f1.gcc11, "f1-softcap": f1.softcap, "f1-dsbatch": f1.dsbatch, "f1-offload": f1.offload,
+            "f1-ray": f1.ray, "f1-fa1bwd": f1.fa1bwd}
 
 
 _WARNING = re.compile(r"[Ww]arning|WARNING|\bwarn\b|\bW\d{4} |Error caught was|not available|will not be enabled"

@@ -71,8 +71,14 @@ def _cuda_row(g: dict) -> Optional[dict]:
     if g.get("dname"):
         return tables.cuda_by_name().get(tables.cuda_driver_name(g["dname"]).lower())
     if g.get("code"):
-        return tables.cuda_by_code().get(int(g["code"]))
-    text = (g.get("text") or g.get("text2") or g.get("text3") or "").strip().rstrip(".").lower()
+        # THC (torch < 1.5) prints CUDA <= 10.0's codes, renumbered in 10.1: its message decides (tune-f1)
+        by_text = _cuda_row_by_text(g["thc"]) if g.get("thc") else None
+        return by_text or tables.cuda_by_code().get(int(g["code"]))
+    return _cuda_row_by_text(g.get("text") or g.get("text2") or g.get("text3") or "")
+
+
+def _cuda_row_by_text(text: str) -> Optional[dict]:
+    text = text.strip().rstrip(".").lower()
     for known, row in sorted(tables.cuda_by_text().items(), key=lambda kv: -len(kv[0])):  # longest first
         if text.startswith(known):
             return row

@@ -87,7 +87,8 @@ UNITS = (
         r"(?:Triton Error \[CUDA\]|CUDA driver error|CUDA Error|CUDA call failed[^\n]{0,80}?): (?P<text2>[^\n]{1,200})",
         r"(?P<lib_status>CUBLAS_STATUS_[A-Z_]{2,40}|CUDNN_STATUS_[A-Z_]{2,40})",
         # torch < 1.5 (THC): "cuda runtime error (35) : CUDA driver version is insufficient ..."
-        r"cuda runtime error \((?P<code>\d{1,4})\) ?:",
+        # (tune-f1: its message too; THC's codes are CUDA <= 10.0's numbering, renumbered in 10.1: 6 was LaunchTimeout)
+        r"cuda runtime error \((?P<code>\d{1,4})\) ?:(?: (?P<thc>[^\n:]{1,200}))?",
         # c10/cuda/CUDAFunctions.cpp: "Unexpected error from cudaGetDeviceCount(). ... Error 802: ..."
         r"cudaGetDeviceCount\(\)[^\n]{0,200}? Error (?P<code>\d{1,4}): ",
         # torch's "CUDA initialization: CUDA unknown error - ..." (is_available() is False after it)
@@ -902,6 +903,54 @@ UNITS = (
         r"A tensor with all NaNs was produced in (?P<part>Unet|VAE|[A-Za-z]{1,20})",
         r"Cannot import (?P<path>[^\n]{1,500}?) module for custom nodes: (?P<why>[^\n]{1,300})",
         r"\(IMPORT FAILED\): (?P<path>[^\n]{1,500})",
+    )),
+    # --- tune-f1
+    # Open MPI (orte/prrte help-orte-rmaps-base.txt, printed only when mpirun refuses to start): too few slots.
+    ("f1-mpi", "shape", (
+        r"(?P<sure>There are not enough slots available in the system)(?: to satisfy the (?P<n>\d{1,6}))?",
+    )),
+    # Worker processes out of file descriptors: CPython multiprocessing/reduction.py recvfds ("received %d items of
+    # ancdata", raised only), EMFILE (OSError: [Errno 24] Too many open files).
+    ("f1-fds", "shape", (
+        r"(?P<sure>received (?:\d{1,9}|%d) items of ancdata)",
+        r"(?P<sure>len\(ancdata\)\))$",
+        r"Error: \[Errno 24\] Too many open files",
+    )),
+    # A non-UTF-8 locale: google/colab/_system_commands.py _run_command; Click's _unicodefun._verify_python_env.
+    ("f1-locale", "shape", (
+        r"A UTF-8 locale is required\. Got (?P<got>[\w.-]{1,40})",
+        r"Click will abort further execution because Python (?:3 )?was configured to use ASCII as encoding",
+    )),
+    # torch/utils/cpp_extension.py _get_cuda_arch_flags: no visible GPU and no TORCH_CUDA_ARCH_LIST (IndexError).
+    ("f1-archlist", "shape", (
+        r"(?P<sure>arch_list\[-1\] \+= '\+PTX')",
+    )),
+    # nvcc 11.4/11.5 on gcc 11's <functional> (NVIDIA/nccl#650, instant-ngp#1547).
+    ("f1-gcc11", "shape", (
+        r"std_function\.h:\d{1,5}:\d{1,5}: error: parameter packs not expanded",
+    )),
+    # vLLM < 0.5.4 attention selector (vllm/attention/selector.py): Gemma-2's soft-capping only in FlashInfer.
+    ("f1-softcap", "shape", (
+        r"(?P<sure>Please use Flashinfer backend for models with ?logits_soft_cap)",
+    )),
+    # DeepSpeed runtime/config.py _batch_assertion (raised as AssertionError).
+    ("f1-dsbatch", "shape", (
+        r"(?P<sure>Check batch related parameters)\. train_batch_size is not",
+    )),
+    # transformers quantizers (quantizer_bnb_4bit.py / quantizer_bnb_8bit.py validate_environment, raised ValueError).
+    ("f1-offload", "shape", (
+        r"(?P<sure>Some modules are dispatched on the CPU or the disk)\. Make sure you have enough GPU RAM",
+    )),
+    # Ray placement: verl's ResourcePoolManager ("Total available GPUs X is less than total desired GPUs Y"),
+    # vLLM's ray_utils / llumnix ("The number of required GPUs exceeds the total number of available GPUs in the ...").
+    ("f1-ray", "shape", (
+        r"(?P<sure>Total available GPUs) (?P<have>\d{1,6})(?:\.0)? is less than total desired GPUs (?P<want>\d{1,6})",
+        r"(?P<sure>The number of required GPUs exceeds the total number of available GPUs)",
+    )),
+    # flash-attn 1.x csrc/flash_attn/fmha_api.cpp mha_bwd: the head-dim limit of the backward on GPUs with less shared
+    # memory than sm80/sm90 (flash-attn 2.x words it "A100/A800 or H100/H800", read by c3-flash).
+    ("f1-fa1bwd", "shape", (
+        r"FlashAttention backward for head dim > (?P<hd>\d{1,3}) requires A100 or H100 GPUs",
     )),
 )
 
