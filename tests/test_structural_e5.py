@@ -81,7 +81,8 @@ def test_a_missing_cudnn_on_a_jetson_is_jetpacks():
 
 
 def test_sigill_on_a_jetson_nano_is_openblas_coretype():
-    log = ("nvidia@nano:~$ uname -r\n4.9.337-tegra\nnvidia@nano:~$ python3 -c 'import numpy'\n"
+    log = ("nvidia@nano:~$ uname -a\nLinux nano 4.9.337-tegra #1 SMP PREEMPT Thu Jun 8 21:19:14 PDT 2023 aarch64 "
+           "aarch64 aarch64 GNU/Linux\nnvidia@nano:~$ python3 -c 'import numpy'\n"
            "Illegal instruction (core dumped)\n")
     top, fix = first(log)
     assert ident(top) == "unsupported-op:cpu-instructions"

@@ -242,9 +242,11 @@ _LOWER_FLOOR = dict(zip("etaoinshrdlcumpwfgykbvxjqz",
 
 
 def _char_floor(c: str) -> float:
-    if c in _LOWER_FLOOR:
-        return _LOWER_FLOOR[c]
-    if c.isdigit() or c in " .,:;'\"-_/=()[]{}%|":
+    if c in _LOWER_FLOOR:  # half the prose rate: log text is a third digits, paths and punctuation
+        return _LOWER_FLOOR[c] / 2
+    if c == "_":  # identifiers (torch._dynamo, __init__): ~1 % of training logs, not a punctuation's 3 %
+        return 0.012
+    if c.isdigit() or c in " .,:;'\"-/=()[]{}%|":
         return 0.03
     if "A" <= c <= "Z":
         return 0.0005 if c in "JQXZKYUHGBVW" else 0.003
@@ -324,6 +326,54 @@ def _char_rate(c: str) -> float:
     return max((counts.get(c, 0) + 0.5) / n, _char_floor(c))
 
 
+def _greedy_cover(masks: dict, todo: list, allowed: int, usable: int, rate: dict,
+                  strict: bool = False) -> Optional[int]:
+    """Characters (a bit mask) added to ``allowed``, from ``usable``, until every pattern of ``todo``
+    can trigger: greedy weighted set cover (the most patterns per unit of the character's rate
+    first). When ``usable`` cannot cover them all: None if ``strict``, else what it could."""
+    def covered(p: str) -> bool:
+        return any(all(m & allowed for m in cand) for cand in masks[p])
+
+    todo = [p for p in todo if not covered(p)]
+    while todo:
+        # A candidate set becomes searchable with c when c can start each literal not yet
+        # searchable: c must be in the AND of those literals' start masks.
+        gain: dict[int, int] = {}
+        for p in todo:
+            could = 0
+            for cand in masks[p]:
+                need = -1
+                for m in cand:
+                    if not m & allowed:
+                        need &= m
+                could |= need & ~allowed & usable
+            b = could
+            while b:
+                low = b & -b
+                gain[low] = gain.get(low, 0) + 1
+                b ^= low
+        if not gain:
+            return None if strict else allowed
+        allowed |= max(gain, key=lambda low: (gain[low] / rate[low], -low))
+        todo = [p for p in todo if not covered(p)]
+    return allowed
+
+
+def _replace_common(masks: dict, sets: dict, allowed: int, rate: dict) -> int:
+    """The greedy cover picks a common character when it serves many patterns at once, but the scan
+    pays for each position of every chosen character: each chosen one (most common first) is
+    replaced by rarer ones when they cover what it covered at a lower total rate."""
+    for low in sorted((b for b in rate if allowed & b), key=lambda b: -rate[b]):
+        if not allowed & low:
+            continue
+        rarer = sum(b for b in rate if rate[b] < rate[low])
+        without = allowed & ~low
+        better = _greedy_cover(masks, [p for p in sets if sets[p]], without, rarer, rate, strict=True)
+        if better is not None and sum(rate[b] for b in rate if better & b & ~without) < rate[low]:
+            allowed = better
+    return allowed
+
+
 def _choose_triggers(patterns: Iterable[str]) -> tuple[dict, dict]:
     """For every pattern, the literal set to trigger on, and for every literal its trigger suffix,
     chosen for all patterns together. The scan pays for every position whose character starts
@@ -352,32 +402,12 @@ def _choose_triggers(patterns: Iterable[str]) -> tuple[dict, dict]:
     def covered(p: str, allowed: int) -> bool:
         return any(all(m & allowed for m in cand) for cand in masks[p])
 
-    allowed, todo = 0, [p for p in sets if sets[p]]
-    while todo:
-        # A candidate set becomes searchable with c when c can start each literal not yet
-        # searchable: c must be in the AND of those literals' start masks.
-        gain: dict[int, int] = {}
-        for p in todo:
-            could = 0
-            for cand in masks[p]:
-                need = -1
-                for m in cand:
-                    if not m & allowed:
-                        need &= m
-                could |= need & ~allowed
-            b = could
-            while b:
-                low = b & -b
-                gain[low] = gain.get(low, 0) + 1
-                b ^= low
-        if not gain:
-            break
-        pick = max(gain, key=lambda low: (gain[low] / _char_rate(chars[low.bit_length() - 1]), -low))
-        allowed |= pick
-        todo = [p for p in todo if not covered(p, allowed)]
+    rate = {bit[c]: _char_rate(c) for c in chars}
+    allowed = _greedy_cover(masks, [p for p in sets if sets[p]], 0, everything, rate)
     for c in sorted(chars, key=_char_rate, reverse=True):  # drop characters no pattern needs
         if allowed & bit[c] and all(covered(p, allowed & ~bit[c]) for p in sets if sets[p]):
             allowed &= ~bit[c]
+    allowed = _replace_common(masks, sets, allowed, rate)
 
     def trigger(lit: str, ic: bool) -> Optional[str]:
         options = [lit[i:] for i in range(len(lit) - MIN_TRIGGER + 1) if ic or allowed & bit[lit[i]]]

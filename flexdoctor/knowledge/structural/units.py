@@ -816,13 +816,15 @@ UNITS = (
     )),
     # --- tune-e5
     # A Jetson (L4T) named by the log: /etc/nv_tegra_release ("# R35 (release), REVISION: 4.1, ..."), "L4T R36.4.3",
-    # "JetPack 6.2", a -tegra kernel (uname -r), a board name. e5.jetson answers only when the root error is one
+    # "JetPack 6.2", a -tegra kernel (uname -a), a board name. e5.jetson answers only when the root error is one
     # the platform explains (a torch without CUDA, a JetPack library missing); the group "sure" lets _fatal pass it.
     ("e5-jetson", "shape", (
         r"(?P<sure># R)(?P<l4t>\d{2}) \(release\), REVISION: (?P<rev>\d{1,2})",
         r"(?P<sure>L4T) R?(?P<l4t>3\d)\.(?P<rev>\d{1,2})",
         r"(?P<sure>JetPack)[ -]?(?P<jp>[4-7](?:\.\d{1,2}){0,2})",
-        r"(?P<sure>-tegra)\b",
+        # uname -a of an L4T kernel; its literal "GNU/Linux" starts with a rare character (a bare "-tegra" would
+        # make the block finder try every "t" or "-" of every log)
+        r"(?P<sure>-tegra) #\d{1,5} SMP[^\n]{0,160}? GNU/Linux",
         r"(?P<sure>Jetson) (?P<board>AGX Thor|AGX Orin|Orin Nano|Orin NX|AGX Xavier|Xavier NX|Nano|TX2|TX1)",
     )),
     # A process killed by SIGILL on a Jetson: numpy's OpenBLAS picks a core type the Cortex-A57/Carmel lacks
