@@ -38,6 +38,7 @@ from . import e1
 from . import e2
 from . import e5
 from . import e4
+from . import f2
 from .collect import Collector, has_progress, last_progress_in
 from .context import LogFacts, facts
 from .model import CONFIDENCE, KINDS, Answer
@@ -77,7 +78,9 @@ _READERS = {"so-missing": libs.answer, "symbol": readers.symbol, "module": reade
             "e2-ray": e2.ray, "e2-notice": e2.notice,
             "e5-jetson": e5.jetson, "e5-sigill": e5.sigill, "e5-uv": e5.uv, "e5-build": e5.build,
             "e4-hub": e4.hub, "e4-pickle": e4.pickle, "e4-remote": e4.remote, "e4-arch": e4.arch,
-            "e4-tokdep": e4.tokdep, "e4-train": e4.train, "e4-webui": e4.webui}
+            "e4-tokdep": e4.tokdep, "e4-train": e4.train, "e4-webui": e4.webui,
+            "f2-spawn": f2.spawn, "f2-limit": f2.limit, "f2-tls": f2.tls, "f2-drift": f2.drift, "f2-cudnn": f2.cudnn,
+            "f2-kernel": f2.kernel}
 
 
 _WARNING = re.compile(r"[Ww]arning|WARNING|\bwarn\b|\bW\d{4} |Error caught was|not available|will not be enabled"
