@@ -225,3 +225,26 @@ def test_a_builtin_called_with_a_new_keyword_is_not_read_as_drift():
                  (f"{SITE}/transformers/integrations/sdpa_attention.py", "F.scaled_dot_product_attention(q, k, v, enable_gqa=True)")) + \
         "TypeError: scaled_dot_product_attention() got an unexpected keyword argument 'enable_gqa'\n"
     assert not ident(first_item(log)).startswith("version-constraint")
+
+
+def test_the_spawned_childs_eoferror_is_the_main_guard_but_a_torch_load_eoferror_is_not():
+    child = frames((WINLIB + r"\multiprocessing\spawn.py", "self = reduction.pickle.load(from_parent)")) + \
+        "EOFError: Ran out of input\n"
+    assert ident(first_item(child)) == "launcher:spawn-pipe"
+    load = frames((f"{SITE}/torch/serialization.py", "magic_number = pickle_module.load(f)")) + "EOFError: Ran out of input\n"
+    assert not ident(first_item(load)).startswith("launcher:spawn")
+
+
+def test_a_local_collate_function_that_cannot_be_pickled():
+    log = frames((f"{SITE}/torch/utils/data/dataloader.py", "w.start()"),
+                 ("/usr/lib/python3.12/multiprocessing/reduction.py", "ForkingPickler(file, protocol).dump(obj)")) + \
+        "AttributeError: Can't get local object 'main.<locals>.collate'\n"
+    top, fix = first(log)
+    assert ident(top) == "launcher:spawn-pickle" and "top level" in fix
+
+
+def test_git_behind_a_tls_proxy_is_http_sslcainfo():
+    log = ("  Running command git clone --filter=blob:none --quiet https://github.com/org/repo.git /tmp/pip-req-build-x\n"
+           "  fatal: unable to access 'https://github.com/org/repo.git/': SSL certificate problem: self-signed certificate "
+           "in certificate chain\n  error: subprocess-exited-with-error\n")
+    assert "http.sslCAInfo" in first(log)[1]

@@ -57,6 +57,10 @@ def spawn(seen: Seen, facts: LogFacts) -> Optional[Answer]:
         case = "pipe"
     elif g.get("pids"):
         case = "worker"
+    elif g.get("eof") and ("multiprocessing/spawn.py" in paths or "popen_spawn" in paths):
+        case = "pipe"  # the spawned child found nothing to unpickle: the parent failed to send it
+    elif g.get("pickle"):
+        case = "pickle"
     else:
         return None
     commands = {"worker": ["df -h /dev/shm", "ulimit -a"]}.get(case, [])
@@ -104,6 +108,8 @@ def _tool(seen: Seen, facts: LogFacts) -> str:
     text, paths = seen.text, _paths(facts)
     if "Could not fetch URL" in text or "pypi.org" in text or "/pip/" in paths or "confirming the ssl" in text:
         return "pip"
+    if seen.groups.get("git"):
+        return "git"
     if "CondaSSLError" in text or "CondaHTTPError" in text:
         return "conda"
     if "huggingface" in text or "huggingface_hub" in paths or "hf-mirror" in text:
@@ -128,7 +134,8 @@ def tls(seen: Seen, facts: LogFacts) -> Optional[Answer]:
                 "hf": [env("REQUESTS_CA_BUNDLE=/path/to/ca-bundle.pem", facts)],
                 "requests": [env("REQUESTS_CA_BUNDLE=/path/to/ca-bundle.pem", facts)],
                 "urllib": [env("SSL_CERT_FILE=/path/to/ca-bundle.pem", facts)],
-                "conda": ["conda config --set ssl_verify /path/to/ca-bundle.pem"]}[tool]
+                "conda": ["conda config --set ssl_verify /path/to/ca-bundle.pem"],
+                "git": ["git config --global http.sslCAInfo /path/to/ca-bundle.pem"]}[tool]
     return _answer("launcher", "tls-certificate", "high", t("structural.f2.tls.title"), t("structural.f2.tls.cause"),
                    t(f"structural.f2.tls.fix_{tool}"), commands, seen, facts, 15)
 

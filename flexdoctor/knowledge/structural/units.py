@@ -911,6 +911,10 @@ UNITS = (
         r"(?P<boot>An attempt has been made to start a new process before)",
         r"(?P<pipe>BrokenPipeError: \[Errno 32\] Broken pipe)",
         r"DataLoader worker \(pid\(s\) (?P<pids>[\d, ]{1,200})\) exited unexpectedly",
+        # the child's side of a failed spawn (multiprocessing/spawn.py _main: reduction.pickle.load) and what cannot
+        # be sent to a spawned worker (pickle: "Can't pickle local object 'main.<locals>.f'", "<function <lambda>")
+        r"(?P<eof>EOFError: Ran out of input)",
+        r"(?P<pickle>Can't (?:pickle local object|pickle <function <lambda>|get local object))",
     )),
     # OS limits: EMFILE (errno 24) and ENOSPC (errno 28, outside pip: c1-nospace reads pip's own line). torch's C++
     # shared-memory manager reports errno in parentheses ("Too many open files (24)", libshm/core.cpp).
@@ -923,6 +927,9 @@ UNITS = (
     # urllib, conda) and HTTP 429 (requests' raise_for_status: "429 Client Error: Too Many Requests for url: ...").
     ("f2-tls", "shape", (
         r"CERTIFICATE_VERIFY_FAILED",
+        # git and curl (pip install git+https://..., hf's git clone): "SSL certificate problem: self-signed certificate
+        # in certificate chain" / "unable to get local issuer certificate" (curl lib/vtls/openssl.c)
+        r"(?P<git>SSL certificate problem: (?:self[- ]signed certificate|unable to get local issuer certificate))",
         r"429 Client Error: Too Many Requests for url: https?://(?P<host>[\w.:-]{1,100})",
     )),
     # A call between two installed packages that no longer agree (Python's own TypeError wording).
