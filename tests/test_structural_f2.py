@@ -87,8 +87,9 @@ def test_no_space_in_the_hf_cache_is_hf_home_not_the_compile_cache():
 
 
 def test_no_space_without_a_path_reads_the_frames():
+    # an OSError without a path is FDE952's (the compile cache entry); another exception's line is read here
     log = frames((f"{SITE}/huggingface_hub/file_download.py", "http_get(")) + \
-        "OSError: [Errno 28] No space left on device\n"
+        "RuntimeError: [Errno 28] No space left on device\n"
     assert "HF_HOME" in first(log)[1]
 
 
@@ -248,3 +249,9 @@ def test_git_behind_a_tls_proxy_is_http_sslcainfo():
            "  fatal: unable to access 'https://github.com/org/repo.git/': SSL certificate problem: self-signed certificate "
            "in certificate chain\n  error: subprocess-exited-with-error\n")
     assert "http.sslCAInfo" in first(log)[1]
+
+
+def test_pips_own_no_space_report_is_read_once():
+    from _explain_items import scan
+    log = "Collecting torch\nERROR: Could not install packages due to an OSError: [Errno 28] No space left on device\n"
+    assert not any(a.kind == "out-of-memory" and a.subject == "disk" for a in scan(log).answers)

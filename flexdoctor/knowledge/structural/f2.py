@@ -90,6 +90,8 @@ def limit(seen: Seen, facts: LogFacts) -> Optional[Answer]:
         commands = [] if facts.platform == "windows" else ["ulimit -n", "ulimit -Hn", 'ulimit -n "$(ulimit -Hn)"']
         return _answer("out-of-memory", "file-descriptors", "high", t("structural.f2.fd.title"),
                        t("structural.f2.fd.cause"), t(f"structural.f2.fd.{case}"), commands, seen, facts, 30)
+    if "Could not install packages due to" in seen.text:
+        return None  # pip's own report: tune-c1's c1-pip reading answers it
     kind, var, path = _folder(seen, facts)
     shown = path if path and len(path) < 300 else ""
     commands = ["df -h /dev/shm"] if kind == "shm" else ["df -h"]

@@ -919,9 +919,9 @@ UNITS = (
     # OS limits: EMFILE (errno 24) and ENOSPC (errno 28, outside pip: c1-nospace reads pip's own line). torch's C++
     # shared-memory manager reports errno in parentheses ("Too many open files (24)", libshm/core.cpp).
     ("f2-limit", "shape", (
-        r"(?P<fd>\[Errno 24\] Too many open files)",
+        r"(?P<fd>Errno 24\] Too many open files)",
         r"(?P<fd>Too many open files \(24\))",
-        r"\[Errno 28\] No space left on device(?:: '(?P<path>[^'\n]{1,1000})')?",
+        r"Errno 28\] No space left on device(?:: '(?P<path>[^'\n]{1,1000})')?",
     )),
     # TLS verification (ssl's "[SSL: CERTIFICATE_VERIFY_FAILED] certificate verify failed: ...", in pip, requests,
     # urllib, conda) and HTTP 429 (requests' raise_for_status: "429 Client Error: Too Many Requests for url: ...").
@@ -930,7 +930,7 @@ UNITS = (
         # git and curl (pip install git+https://..., hf's git clone): "SSL certificate problem: self-signed certificate
         # in certificate chain" / "unable to get local issuer certificate" (curl lib/vtls/openssl.c)
         r"(?P<git>SSL certificate problem: (?:self[- ]signed certificate|unable to get local issuer certificate))",
-        r"429 Client Error: Too Many Requests for url: https?://(?P<host>[\w.:-]{1,100})",
+        r"Client Error: Too Many Requests for url: https?://(?P<host>[\w.:-]{1,100})",
     )),
     # A call between two installed packages that no longer agree (Python's own TypeError wording).
     ("f2-drift", "shape", (
