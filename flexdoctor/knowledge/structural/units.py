@@ -938,12 +938,11 @@ UNITS = (
         r"TypeError: (?P<fn>[\w.]{1,200})\(\) missing (?P<n>\d{1,2}) required (?:positional|keyword-only) argument",
     )),
     # torch/backends/cudnn/__init__.py _init ("cuDNN version incompatibility: PyTorch was compiled  against (9, 1, 0)
-    # but found runtime version (8, 9, 2)"); cuDNN's status enum; TensorFlow/JAX's "Loaded runtime CuDNN library: X but
-    # source was compiled with: Y".
+    # but found runtime version (8, 9, 2)"); cuDNN's status enum. (TensorFlow/JAX's "Loaded runtime CuDNN library" is
+    # left out: the fix names torch's wheel.)
     ("f2-cudnn", "shape", (
         r"PyTorch was compiled\s{1,4}against \((?P<built>[\d, ]{1,20})\) but found runtime version \((?P<found>[\d, ]{1,20})\)",
         r"CUDNN_STATUS_VERSION_MISMATCH",
-        r"Loaded runtime CuDNN library: (?P<found>[\d.]{1,12}) but source was compiled with: (?P<built>[\d.]{1,12})",
     )),
     # Kernel faults (cuda_errors.toml rows 715/716/719) in the runtime's, the driver API's and Triton's words.
     ("f2-kernel", "shape", (
