@@ -954,6 +954,53 @@ UNITS = (
     ("f1-fa1bwd", "shape", (
         r"FlashAttention backward for head dim > (?P<hd>\d{1,3}) requires A100 or H100 GPUs",
     )),
+    # --- tune-f2
+    # Windows (spawn) multiprocessing: Python's multiprocessing/spawn.py _check_not_importing_main ("An attempt has been
+    # made to start a new process before the current process has finished its bootstrapping phase"), the DataLoader's
+    # worker start under spawn (popen_spawn_win32.py: BrokenPipeError), torch/utils/data/dataloader.py _try_get_data.
+    ("f2-spawn", "shape", (
+        r"(?P<boot>An attempt has been made to start a new process before)",
+        r"(?P<pipe>BrokenPipeError: \[Errno 32\] Broken pipe)",
+        r"DataLoader worker \(pid\(s\) (?P<pids>[\d, ]{1,200})\) exited unexpectedly",
+        # the child's side of a failed spawn (multiprocessing/spawn.py _main: reduction.pickle.load) and what cannot
+        # be sent to a spawned worker (pickle: "Can't pickle local object 'main.<locals>.f'", "<function <lambda>")
+        r"(?P<eof>EOFError: Ran out of input)",
+        r"(?P<pickle>Can't (?:pickle local object|pickle <function <lambda>|get local object))",
+    )),
+    # OS limits: EMFILE (errno 24) and ENOSPC (errno 28, outside pip: c1-nospace reads pip's own line). torch's C++
+    # shared-memory manager reports errno in parentheses ("Too many open files (24)", libshm/core.cpp).
+    ("f2-limit", "shape", (
+        r"(?P<fd>Errno 24\] Too many open files)",
+        r"(?P<fd>Too many open files \(24\))",
+        r"Errno 28\] No space left on device(?:: '(?P<path>[^'\n]{1,1000})')?",
+    )),
+    # TLS verification (ssl's "[SSL: CERTIFICATE_VERIFY_FAILED] certificate verify failed: ...", in pip, requests,
+    # urllib, conda) and HTTP 429 (requests' raise_for_status: "429 Client Error: Too Many Requests for url: ...").
+    ("f2-tls", "shape", (
+        r"CERTIFICATE_VERIFY_FAILED",
+        # git and curl (pip install git+https://..., hf's git clone): "SSL certificate problem: self-signed certificate
+        # in certificate chain" / "unable to get local issuer certificate" (curl lib/vtls/openssl.c)
+        r"(?P<git>SSL certificate problem: (?:self[- ]signed certificate|unable to get local issuer certificate))",
+        r"Client Error: Too Many Requests for url: https?://(?P<host>[\w.:-]{1,100})",
+    )),
+    # A call between two installed packages that no longer agree (Python's own TypeError wording).
+    ("f2-drift", "shape", (
+        r"TypeError: (?P<fn>[\w.]{1,200})\(\) got an unexpected keyword argument '(?P<arg>\w{1,100})'",
+        r"TypeError: (?P<fn>[\w.]{1,200})\(\) missing (?P<n>\d{1,2}) required (?:positional|keyword-only) argument",
+    )),
+    # torch/backends/cudnn/__init__.py _init ("cuDNN version incompatibility: PyTorch was compiled  against (9, 1, 0)
+    # but found runtime version (8, 9, 2)"); cuDNN's status enum. (TensorFlow/JAX's "Loaded runtime CuDNN library" is
+    # left out: the fix names torch's wheel.)
+    ("f2-cudnn", "shape", (
+        r"PyTorch was compiled\s{1,4}against \((?P<built>[\d, ]{1,20})\) but found runtime version \((?P<found>[\d, ]{1,20})\)",
+        r"CUDNN_STATUS_VERSION_MISMATCH",
+    )),
+    # Kernel faults (cuda_errors.toml rows 715/716/719) in the runtime's, the driver API's and Triton's words.
+    ("f2-kernel", "shape", (
+        r"CUDA error: (?:misaligned address|an illegal instruction was encountered|unspecified launch failure)",
+        r"Triton Error \[CUDA\]: (?:misaligned address|an illegal instruction was encountered|unspecified launch failure)",
+        r"CUDA_ERROR_(?:MISALIGNED_ADDRESS|ILLEGAL_INSTRUCTION|LAUNCH_FAILED)",
+    )),
 )
 
 LAYER_IDS = {uid: n for n, (uid, _layer, _pats) in enumerate(UNITS)}
