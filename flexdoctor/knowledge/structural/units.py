@@ -915,8 +915,7 @@ UNITS = (
     # ancdata", raised only), EMFILE (OSError: [Errno 24] Too many open files).
     ("f1-fds", "shape", (
         r"(?P<sure>received (?:\d{1,9}|%d) items of ancdata)",
-        r"(?P<sure>len\(ancdata\)\))$",
-        r"Error: \[Errno 24\] Too many open files",
+        r"(?P<sure>len\(ancdata\)\))$",  # Errno 24 itself: tune-f2's reading (f2.limit), by the frames
     )),
     # A non-UTF-8 locale: google/colab/_system_commands.py _run_command; Click's _unicodefun._verify_python_env.
     ("f1-locale", "shape", (
