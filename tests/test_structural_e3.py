@@ -8,12 +8,8 @@ from __future__ import annotations
 import pytest
 
 from _explain_items import first as first_item
+from _explain_items import first_with_fix as first
 from _explain_items import fix_text, healthy, ident
-
-
-def first(text: str):
-    top = first_item(text)
-    return top, fix_text(top)
 
 
 NINJA_TB = ("ninja: build stopped: subcommand failed.\nTraceback (most recent call last):\n"

@@ -11,19 +11,9 @@ from __future__ import annotations
 import pytest
 
 from _explain_items import first as first_item
+from _explain_items import first_with_fix as first
+from _explain_items import frames
 from _explain_items import fix_text, healthy, ident
-
-
-def first(text: str):
-    top = first_item(text)
-    return top, fix_text(top)
-
-
-def frames(*pairs: tuple[str, str]) -> str:
-    out = "Traceback (most recent call last):\n"
-    for path, code in pairs:
-        out += f'  File "{path}", line 210, in fn\n    {code}\n'
-    return out
 
 
 SITE = "/srv/env/lib/python3.11/site-packages"

@@ -8,13 +8,8 @@ a healthy line that must stay silent."""
 
 from __future__ import annotations
 
-from _explain_items import first as first_item
+from _explain_items import first_with_fix as first
 from _explain_items import fix_text, healthy, ident, scan
-
-
-def first(text: str):
-    top = first_item(text)
-    return top, fix_text(top)
 
 
 NOT_COMPILED = ("Traceback (most recent call last):\n"
