@@ -94,6 +94,14 @@ _ERROR = re.compile(r"[Ee]rror|ERROR|Exception|[Ff]atal|FAILED|[Ff]ailed|Could n
                     r"|Unable to load any of")
 
 
+# Lines that exist only when something failed and carry no error word of their own: a resolver's conflict
+# report and a shell's SIGILL line (c1-fatal), the kernel's NVRM Xid reports (c4-xid), CMake's errors (its
+# level is on the line above: "CMake Error at ..."), Slurm's "sbatch: error:" (the reader drops consequences).
+# A shape whose pattern holds a group named "sure" is such a line too (NVRM reports, pip's conflict lines,
+# errors that are raised, never logged: their readers check the line is the error's own).
+_FATAL_ALONE = frozenset({"c1-fatal", "c4-xid", "e3-cmake", "slurm"})
+
+
 def _fatal(seen, c: Collector, log: LogFacts) -> bool:
     """Whether a shape is the failure, not a notice the run survived: it lies in the final traceback
     (from the first traceback after the last progress to the root error), or, elsewhere, its line
@@ -103,30 +111,24 @@ def _fatal(seen, c: Collector, log: LogFacts) -> bool:
         starts = [tb for tb in c.tracebacks if log.region <= tb <= root]
         if (starts[0] if starts else root) - 2 <= seen.line <= root + 2:
             return True
+    if seen.uid in _FATAL_ALONE or seen.groups.get("sure"):
+        return True
     if seen.uid == "cuda" and "CUDA initialization: " in seen.text:
         return True  # torch's warning that CUDA is unusable: the reader answers only for a known CUDA error
     if seen.uid == "cuda-build" and log.platform == "macos":
         return True  # a CUDA extension's build on a Mac: its warning is the cause (no CUDA exists there)
     if seen.uid == "nccl" and seen.groups.get("dup"):
         return True  # NCCL's own WARN, but init fails with ncclInvalidUsage right after it (init.cc)
-    if seen.uid == "c1-fatal":
-        return True  # tune-c1: a resolver's conflict report and a shell's SIGILL line exist only when it failed
-    if seen.uid == "c4-xid" or (seen.uid == "c4-nogpu" and "nvidia-smi" in seen.groups.values()):
-        return True  # tune-c4: the kernel's NVRM Xid reports and a shell's "nvidia-smi: not found" carry no "error" word
+    if seen.uid == "c4-nogpu" and "nvidia-smi" in seen.groups.values():
+        return True  # a shell's "nvidia-smi: not found" carries no "error" word
     if seen.uid in ("c2-nccl", "c2-ddp") and (seen.groups.get("ifname") or seen.groups.get("names")):
         return True  # tune-c2: NCCL's "no socket interface found" fails init; DDP's names line (reader checks the root)
     if seen.uid == "c3-dynamo" and seen.groups.get("dexc") and (log.root is None or seen.line >= log.root[0]):
         return True  # tune-c3: "torch._dynamo.exc.Unsupported: ..." raised last (no Error suffix for ctx-exception)
-    if seen.uid == "e3-cmake" or (seen.uid == "e3-link" and seen.groups.get("pic")
-                                     and "warning" not in seen.text):
-        return True  # tune-e3: CMake prints its level on the line above ("CMake Error at ..."); ld's -fPIC refusal fails the link
-    if seen.groups.get("sure") or (seen.uid == "c2-serve" and seen.groups.get("fit")):
-        return True  # tune-e1: shapes that are raised, never logged (their reader checks the line is the error's
-        # own); vLLM's "max seq len (N) is larger than ... KV cache (M)" is its ValueError, pasted without the name
-    if seen.uid.startswith("e2-") and "fatal" in seen.groups:
-        return True  # tune-e2: lines that exist only when something failed (NVRM reports, pip's conflict report ...)
-    if seen.uid == "slurm":
-        return True  # "sbatch: error:", "slurmstepd: error:": Slurm's own level says it; the reader drops consequences
+    if seen.uid == "e3-link" and seen.groups.get("pic") and "warning" not in seen.text:
+        return True  # ld's -fPIC refusal fails the link
+    if seen.uid == "c2-serve" and seen.groups.get("fit"):
+        return True  # vLLM's "max seq len (N) is larger than ... KV cache (M)" is its ValueError, pasted without the name
     return not _WARNING.search(seen.text) and bool(_ERROR.search(seen.text))
 
 

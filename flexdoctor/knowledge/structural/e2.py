@@ -266,7 +266,7 @@ def notice(seen: Seen, facts: LogFacts) -> Optional[Answer]:
     if root is None or root[0] <= seen.line:
         return None
     text = f"{root[1]}: {root[2]}"
-    if seen.groups.get("fatal") == "nv":
+    if seen.groups.get("sure") == "nv":
         if not _GPU_WORDS.search(text):
             return None
         return _ans("cuda-error", "apptainer-nv", "apptainer", seen, facts, 13,

@@ -733,14 +733,14 @@ UNITS = (
     # this system has / fallen off the bus and is not responding to commands." (nv.c), nvidia-smi's "Unable to determine
     # the device handle for GPU0000:03:00.0: Unknown Error" (NVML_ERROR_UNKNOWN; tune-c4 reads "GPU is lost").
     ("e2-lost", "shape", (
-        r"(?P<fatal>fallen off the bus and is not responding to commands)",
+        r"(?P<sure>fallen off the bus and is not responding to commands)",
         r"Unable to determine the device handle for GPU ?(?:[0-9a-fA-F]{4})?(?P<pci>[0-9a-fA-F]{4}:[0-9a-fA-F]{2}"
-        r":[0-9a-fA-F]{2}\.\d): (?P<fatal>Unknown Error)",
+        r":[0-9a-fA-F]{2}\.\d): (?P<sure>Unknown Error)",
     )),
     # The NVIDIA kernel module's own report of a user-space driver of another version (nvidia.ko): "NVRM: API mismatch: the
     # client has the version 515.48.07, but / NVRM: this kernel module has the version 510.73.05."
     ("e2-nvml", "shape", (
-        r"NVRM: API mismatch: the client has the version (?P<client>\d{1,4}(?:\.\d{1,4}){1,3}), (?P<fatal>but)",
+        r"NVRM: API mismatch: the client has the version (?P<client>\d{1,4}(?:\.\d{1,4}){1,3}), (?P<sure>but)",
     )),
     # libnvidia-container in the runtime's prestart hook (NVIDIA/libnvidia-container src/cli: "nvidia-container-cli:
     # initialization error: load library failed: libnvidia-ml.so.1: cannot open shared object file", "... nvml error:
@@ -762,25 +762,25 @@ UNITS = (
     # not on PATH.").
     ("e2-rust", "shape", (
         r"Rust compiler(?<=find Rust compiler)",
-        r"(?P<fatal>Cargo, the Rust package manager, is not installed or is not on PATH)",
+        r"(?P<sure>Cargo, the Rust package manager, is not installed or is not on PATH)",
     )),
     # torchvision/torchaudio pinned next to another torch: pip's resolver report (src/pip/_internal/resolution/resolvelib/
     # factory.py: "Cannot install A and B because these package versions have conflicting dependencies.", "torchvision
     # 0.16.2 depends on torch==2.1.2").
     ("e2-pair", "shape", (
         r"Cannot install (?P<list>[^\n]{1,800})",  # e2.pair reads up to "because these package versions ..."
-        r"torch(?P<comp>vision|audio) (?P<cv>\d[\w.+]{0,40}) (?P<fatal>depends on) torch==(?P<tv>\d[\w.+]{0,40})",
+        r"torch(?P<comp>vision|audio) (?P<cv>\d[\w.+]{0,40}) (?P<sure>depends on) torch==(?P<tv>\d[\w.+]{0,40})",
     )),
     # pkg_resources of an old setuptools on Python 3.12 (pkgutil.ImpImporter removed): "from pkgutil import ImpImporter"
     # as the last frame's line, "module 'pkgutil' has no attribute 'ImpImporter'", "cannot import name 'ImpImporter'".
     ("e2-imp", "shape", (
-        r"(?P<fatal>from pkgutil import ImpImporter)",
+        r"(?P<sure>from pkgutil import ImpImporter)",
         r"'pkgutil' has no attribute 'ImpImporter'",
         r"cannot import name 'ImpImporter'",
     )),
     # DDP's reducer report without its RuntimeError (torch/csrc/distributed/c10d/reducer.cpp).
     ("e2-ddp", "shape", (
-        r"Parameter indices which did not receive grad for rank (?P<fatal>\d{1,6})",
+        r"Parameter indices which did not receive grad for rank (?P<sure>\d{1,6})",
     )),
     # torch < 1.5 (THC): cudaErrorInvalidDevice under its pre-CUDA-10.1 number 10.
     ("e2-ordinal", "shape", (
@@ -811,8 +811,8 @@ UNITS = (
     # find any nv files on this host!", a login or CPU node), Colab/pip's "You must restart the runtime in order to use
     # newly installed versions." (a package imported before pip replaced it).
     ("e2-notice", "shape", (
-        r"Could not find any (?P<fatal>nv) files on this host",
-        r"You must restart the (?P<fatal>runtime) in order to use newly installed versions",
+        r"Could not find any (?P<sure>nv) files on this host",
+        r"You must restart the (?P<sure>runtime) in order to use newly installed versions",
     )),
     # --- tune-e5
     # A Jetson (L4T) named by the log: /etc/nv_tegra_release ("# R35 (release), REVISION: 4.1, ..."), "L4T R36.4.3",
