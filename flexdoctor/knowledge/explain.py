@@ -326,15 +326,18 @@ def _char_rate(c: str) -> float:
     return max((counts.get(c, 0) + 0.5) / n, _char_floor(c))
 
 
+def _can_trigger(candidates: list, allowed: int) -> bool:
+    """Whether a pattern can trigger with the characters ``allowed``: one of its candidate sets has,
+    for each literal, a start among them (a literal's mask: the characters that may start its trigger)."""
+    return any(all(m & allowed for m in cand) for cand in candidates)
+
+
 def _greedy_cover(masks: dict, todo: list, allowed: int, usable: int, rate: dict,
                   strict: bool = False) -> Optional[int]:
     """Characters (a bit mask) added to ``allowed``, from ``usable``, until every pattern of ``todo``
     can trigger: greedy weighted set cover (the most patterns per unit of the character's rate
     first). When ``usable`` cannot cover them all: None if ``strict``, else what it could."""
-    def covered(p: str) -> bool:
-        return any(all(m & allowed for m in cand) for cand in masks[p])
-
-    todo = [p for p in todo if not covered(p)]
+    todo = [p for p in todo if not _can_trigger(masks[p], allowed)]
     while todo:
         # A candidate set becomes searchable with c when c can start each literal not yet
         # searchable: c must be in the AND of those literals' start masks.
@@ -355,7 +358,7 @@ def _greedy_cover(masks: dict, todo: list, allowed: int, usable: int, rate: dict
         if not gain:
             return None if strict else allowed
         allowed |= max(gain, key=lambda low: (gain[low] / rate[low], -low))
-        todo = [p for p in todo if not covered(p)]
+        todo = [p for p in todo if not _can_trigger(masks[p], allowed)]
     return allowed
 
 
@@ -399,13 +402,10 @@ def _choose_triggers(patterns: Iterable[str]) -> tuple[dict, dict]:
 
     masks = {p: [tuple(starts(lit, ic) for lit, ic in cand) for cand in cands] for p, cands in sets.items()}
 
-    def covered(p: str, allowed: int) -> bool:
-        return any(all(m & allowed for m in cand) for cand in masks[p])
-
     rate = {bit[c]: _char_rate(c) for c in chars}
     allowed = _greedy_cover(masks, [p for p in sets if sets[p]], 0, everything, rate)
     for c in sorted(chars, key=_char_rate, reverse=True):  # drop characters no pattern needs
-        if allowed & bit[c] and all(covered(p, allowed & ~bit[c]) for p in sets if sets[p]):
+        if allowed & bit[c] and all(_can_trigger(masks[p], allowed & ~bit[c]) for p in sets if sets[p]):
             allowed &= ~bit[c]
     allowed = _replace_common(masks, sets, allowed, rate)
 
@@ -458,39 +458,29 @@ def _case_variants(c: str) -> list[str]:
     return sorted(set(re.findall("(?i)" + re.escape(c), _BMP)) | {c})
 
 
-def _trigger_units(literals: Iterable[tuple[str, bool]], as_bytes: bool, chosen: Optional[dict] = None) -> dict:
-    """{first character or byte: set of regex sources for the rest} of every literal's trigger."""
+def _trigger_units(literals: Iterable[tuple[str, bool]], chosen: Optional[dict] = None) -> dict:
+    """{first character: set of regex sources for the rest} of every literal's trigger."""
     by_first: dict = {}
     for lit, icase in literals:
         trig = (chosen or {}).get((lit, icase)) or _trigger_of(lit, icase)
-        if as_bytes:
-            chars = [[v.encode("utf-8") for v in (_case_variants(c) if icase else [c])] for c in trig]
-            rest = b"".join(re.escape(ch[0]) if len(ch) == 1 else b"(?:" + b"|".join(map(re.escape, ch)) + b")"
-                            for ch in chars[1:])
-            for first in chars[0]:
-                by_first.setdefault(first[:1], set()).add(re.escape(first[1:]) + rest)
-        else:
-            rest = re.escape(trig[1:])
-            if icase and rest:
-                rest = f"(?i:{rest})"
-            for first in (_case_variants(trig[0]) if icase else [trig[0]]):
-                by_first.setdefault(first, set()).add(rest)
+        rest = re.escape(trig[1:])
+        if icase and rest:
+            rest = f"(?i:{rest})"
+        for first in (_case_variants(trig[0]) if icase else [trig[0]]):
+            by_first.setdefault(first, set()).add(rest)
     return by_first
 
 
-def _trigger_regex(literals: Iterable[tuple[str, bool]], as_bytes: bool = False,
-                   chosen: Optional[dict] = None) -> re.Pattern:
-    """One regex finding any of the literals' triggers, as str or bytes. Every top-level alternative
-    starts with a plain character, so sre skips positions that start none of them at C speed. At a
-    position, longer triggers are tried first: the match is the longest trigger starting there."""
-    empty = b"" if as_bytes else ""
+def _trigger_regex(literals: Iterable[tuple[str, bool]], chosen: Optional[dict] = None) -> re.Pattern:
+    """One regex finding any of the literals' triggers in a line (the bytes block finder is
+    _block_trigger_regex). Every top-level alternative starts with a plain character, so sre skips
+    positions that start none of them at C speed. At a position, longer triggers are tried first:
+    the match is the longest trigger starting there."""
     alts = []
-    for first, rests in sorted(_trigger_units(literals, as_bytes, chosen).items()):
+    for first, rests in sorted(_trigger_units(literals, chosen).items()):
         rests = sorted(rests, key=lambda r: (-len(r), r))
-        tail = rests[0] if len(rests) == 1 else (b"(?:" if as_bytes else "(?:") + empty.join(
-            [rests[0]] + [(b"|" if as_bytes else "|") + r for r in rests[1:]]) + (b")" if as_bytes else ")")
-        alts.append(re.escape(first) + tail)
-    return re.compile((b"|" if as_bytes else "|").join(alts))
+        alts.append(re.escape(first) + (rests[0] if len(rests) == 1 else "(?:" + "|".join(rests) + ")"))
+    return re.compile("|".join(alts))
 
 
 def _byte_atoms(trig: str, icase: bool) -> list[bytes]:
