@@ -27,7 +27,7 @@ from .collect import Seen, package_of
 from .context import LogFacts
 from .errors import env
 from .model import Answer
-from .readers import SAFE, _answer, _dist_of
+from .readers import SAFE, _answer, _dist_of, on_windows
 from .tables import _load
 
 _BUS = re.compile(r"[0-9a-fA-F]{4}:[0-9a-fA-F]{2}:[0-9a-fA-F]{2}\.[0-7]")
@@ -223,7 +223,7 @@ def rocm(seen: Seen, facts: LogFacts) -> Optional[Answer]:
                        ["rm -rf ~/.cache/miopen ~/.config/miopen", _GFX_INFO], seen, facts, 35)
     gfx = g.get("gfx") or ""
     row = _gfx_row(gfx)
-    windows = facts.platform == "windows" or bool(re.search(r"[A-Za-z]:\\", seen.text))
+    windows = on_windows(seen, facts)
     if windows:
         key, commands = "windows", []
     elif row and row["override"]:

@@ -28,7 +28,7 @@ from ...text import t
 from .collect import Seen, package_of
 from .context import LogFacts
 from .model import Answer
-from .readers import _answer
+from .readers import _answer, on_windows
 from .tables import _load
 
 _TOKEN = re.compile(r"[A-Za-z0-9][\w.-]{0,95}")
@@ -37,11 +37,6 @@ _REPO = re.compile(r"(?:[A-Za-z0-9][\w.-]{0,95}/)?[A-Za-z0-9][\w.-]{0,95}")
 
 def _table() -> dict:
     return _load("e4_tables.toml")
-
-
-def _windows(seen: Seen, facts: LogFacts) -> bool:
-    return facts.platform == "windows" or bool(re.search(r"[A-Za-z]:\\", seen.text)) or \
-        any(re.match(r"[A-Za-z]:\\", p) for p in facts.paths)
 
 
 def _export(name: str, value: str, windows: bool) -> str:
@@ -78,7 +73,7 @@ def hub(seen: Seen, facts: LogFacts) -> Optional[Answer]:
 def _offline(seen: Seen, facts: LogFacts, repo: Optional[str], shown: str) -> Answer:
     endpoint = seen.groups.get("endpoint") or ""
     host = re.sub(r"^https?://", "", endpoint).split("/")[0].split(":")[0]
-    win = _windows(seen, facts)
+    win = on_windows(seen, facts, paths=True)
     download = f"hf download {repo}" if repo else "hf download <owner/name>"
     if host and host not in ("huggingface.co", "hf.co"):
         case, commands = "mirror", []
@@ -203,7 +198,7 @@ _WHY_MOD = re.compile(r"No module named '(?P<mod>[\w.]{1,100})'")
 
 
 def webui(seen: Seen, facts: LogFacts) -> Optional[Answer]:
-    g, win = seen.groups, _windows(seen, facts)
+    g, win = seen.groups, on_windows(seen, facts, paths=True)
     if g.get("path"):
         return _comfy(seen, facts, win)
     if g.get("part"):

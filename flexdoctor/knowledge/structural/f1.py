@@ -33,7 +33,7 @@ from ...text import t
 from .collect import Seen
 from .context import LogFacts
 from .model import Answer
-from .readers import _answer
+from .readers import _answer, on_windows
 from .tables import _load
 
 
@@ -43,10 +43,6 @@ def _table(name: str) -> dict:
 
 def _num(value: Optional[str]) -> Optional[str]:
     return value if value and value.isdigit() and len(value) <= 6 else None
-
-
-def _windows(seen: Seen, facts: LogFacts) -> bool:
-    return facts.platform == "windows" or bool(re.search(r"[A-Za-z]:\\", seen.text))
 
 
 # --- Open MPI slots ---------------------------------------------------------------------------------------
@@ -63,7 +59,7 @@ def mpi(seen: Seen, facts: LogFacts) -> Optional[Answer]:
 # --- file descriptors of worker processes ---------------------------------------------------------------
 
 def fds(seen: Seen, facts: LogFacts) -> Optional[Answer]:
-    commands = ["ulimit -n 65535"] if not _windows(seen, facts) else []
+    commands = ["ulimit -n 65535"] if not on_windows(seen, facts) else []
     return _answer("launcher", "file descriptors", "high", t("structural.f1.fds.title"), t("structural.f1.fds.cause"),
                    t("structural.f1.fds.fix"), commands, seen, facts, 20)
 
@@ -75,7 +71,7 @@ def locale(seen: Seen, facts: LogFacts) -> Optional[Answer]:
     got = got if re.fullmatch(r"[\w.-]{1,40}", got) else "ASCII"
     colab = bool(seen.groups.get("colab")) or "google/colab" in seen.text or "google.colab" in seen.text
     case = "colab" if colab else "shell"
-    commands = [] if colab or _windows(seen, facts) else ["export LC_ALL=C.UTF-8 LANG=C.UTF-8"]
+    commands = [] if colab or on_windows(seen, facts) else ["export LC_ALL=C.UTF-8 LANG=C.UTF-8"]
     return _answer("unsupported-op", "locale", "high", t("structural.f1.locale.title", got=got),
                    t("structural.f1.locale.cause"), t(f"structural.f1.locale.fix_{case}"), commands, seen, facts, 20)
 
@@ -86,14 +82,14 @@ _CPU_TORCH = re.compile(r"No CUDA runtime is found|Torch not compiled with CUDA 
 
 
 def archlist(seen: Seen, facts: LogFacts) -> Optional[Answer]:
-    if _CPU_TORCH.search(seen.text) or (facts.torch or "").endswith("+cpu") or _windows(seen, facts):
+    if _CPU_TORCH.search(seen.text) or (facts.torch or "").endswith("+cpu") or on_windows(seen, facts):
         case = "cputorch"
     else:
         case = "build"
     arch = "7.5;8.0;8.6" if (facts.cuda_major or 12) < 12 and not (facts.cuda or "").startswith("11.8") \
         else "7.5;8.0;8.6;8.9;9.0"
     var = f'TORCH_CUDA_ARCH_LIST="{arch}"'
-    commands = [f"set {var}" if _windows(seen, facts) else f"export {var}"]
+    commands = [f"set {var}" if on_windows(seen, facts) else f"export {var}"]
     return _answer("unsupported-op", "cuda arch list", "high", t("structural.f1.arch.title"),
                    t("structural.f1.arch.cause"), t(f"structural.f1.arch.fix_{case}", var=var), commands, seen, facts,
                    20)

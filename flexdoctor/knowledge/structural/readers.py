@@ -309,3 +309,13 @@ def word_before(text: str, literal: str) -> str:
     at = text.find(literal)
     m = _WORD_END.search(text[max(0, at - 61):at]) if at > 0 else None
     return m.group() if m else ""
+
+
+_DRIVE = re.compile(r"[A-Za-z]:\\")
+
+
+def on_windows(seen, facts, paths: bool = False) -> bool:
+    """Whether the log is from Windows: the platform read from it, a drive letter on the matched line,
+    or (``paths``) on the path of a traceback frame."""
+    return facts.platform == "windows" or bool(_DRIVE.search(seen.text)) or \
+        (paths and any(_DRIVE.match(p) for p in facts.paths))
