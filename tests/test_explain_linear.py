@@ -20,7 +20,7 @@ import pytest
 
 import _redos
 from flexdoctor.knowledge import explain as kbx
-from flexdoctor.knowledge.structural.collect import HINT_PATTERNS
+from flexdoctor.knowledge.structural.remedy import HINT_PATTERNS
 
 SMALL = 1000
 RATIO = 20.0  # 8x the input: a linear search takes ~8x the time, a quadratic one ~64x

@@ -29,30 +29,12 @@ class Seen:
     end: int
 
 
-# Sentences that state a remedy ("Try increasing ...", "Please install ...", "HINT: ...", "... will likely
-# succeed"): read (remedy.stated) only for an error no rule knows, on the root error's line and the line
-# after it. They are no units with triggers (their words are everywhere in ordinary logs): the line after
-# an exception or error line is kept as it is visited (explain visits the line after every candidate).
-_VERBS = (r"(?:increasing|decreasing|reducing|lowering|raising|setting|using|passing|adding|installing|upgrading"
-          r"|updating|downgrading|reinstalling|enabling|disabling|running|re-running|specifying|exporting"
-          r"|switching|changing|rebuilding|restarting)\b")
-_IMPERATIVE = (r"(?:set|use|install|upgrade|update|run|add|pass|reinstall|downgrade|specify|increase|reduce|lower"
-               r"|make sure|export|enable|disable|switch|change|rebuild|restart|reboot|try|consider|pin)\b")
-HINT_PATTERNS = (  # remedy.HINT searches them
-    r"\b(?:[Tt]ry|[Cc]onsider) " + _VERBS,
-    r"\b[Pp]lease " + _IMPERATIVE,
-    r"\b[Yy]ou (?:can|may|should|need to|must|might want to|will need to) " + _IMPERATIVE,
-    r"\b(?:HINT|[Hh]int|[Ss]uggestion|[Ss]olution|[Ww]orkaround)(?::| is to| you can| try)",
-    r"\b[Tt]o (?:fix|solve|resolve|work around) this[,:]? ",
-    r"\bwill (?:likely|probably) (?:succeed|work|fix|solve|resolve)",
-    r"\b(?:reinstall|rebuild|recompile) [\w.-]{1,60}+ with [A-Z][A-Z0-9_]{2,60}+=",
-)
-
-
 @dataclass
 class Collector:
     shapes: deque = field(default_factory=lambda: deque(maxlen=KEEP))
-    follow: deque = field(default_factory=lambda: deque(maxlen=KEEP))  # (line, text) after an error line
+    # (line, text) of the line after an exception or error line, as explain visits it (it visits the line
+    # after every candidate): where a message goes on, and its remedy may stand (remedy.stated)
+    follow: deque = field(default_factory=lambda: deque(maxlen=KEEP))
     error_at: int = 0  # the last line that held an exception or error line
     frames: deque = field(default_factory=lambda: deque(maxlen=KEEP))  # (line, path)
     exceptions: deque = field(default_factory=lambda: deque(maxlen=KEEP))  # (line, exc, msg, text)

@@ -15,9 +15,25 @@ from __future__ import annotations
 import re
 from typing import Optional
 
-from .collect import HINT_PATTERNS, Collector
+from .collect import Collector
 from .context import LogFacts
 
+# Sentences that state a remedy. They are no units with triggers (their words are everywhere in ordinary
+# logs): they are searched only on the root error's line and the line after it (Collector.follow).
+_VERBS = (r"(?:increasing|decreasing|reducing|lowering|raising|setting|using|passing|adding|installing|upgrading"
+          r"|updating|downgrading|reinstalling|enabling|disabling|running|re-running|specifying|exporting"
+          r"|switching|changing|rebuilding|restarting)\b")
+_IMPERATIVE = (r"(?:set|use|install|upgrade|update|run|add|pass|reinstall|downgrade|specify|increase|reduce|lower"
+               r"|make sure|export|enable|disable|switch|change|rebuild|restart|reboot|try|consider|pin)\b")
+HINT_PATTERNS = (
+    r"\b(?:[Tt]ry|[Cc]onsider) " + _VERBS,
+    r"\b[Pp]lease " + _IMPERATIVE,
+    r"\b[Yy]ou (?:can|may|should|need to|must|might want to|will need to) " + _IMPERATIVE,
+    r"\b(?:HINT|[Hh]int|[Ss]uggestion|[Ss]olution|[Ww]orkaround)(?::| is to| you can| try)",
+    r"\b[Tt]o (?:fix|solve|resolve|work around) this[,:]? ",
+    r"\bwill (?:likely|probably) (?:succeed|work|fix|solve|resolve)",
+    r"\b(?:reinstall|rebuild|recompile) [\w.-]{1,60}+ with [A-Z][A-Z0-9_]{2,60}+=",
+)
 HINT = re.compile("|".join(f"(?:{p})" for p in HINT_PATTERNS))
 MAX_HINT = 300
 
