@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from _explain_items import first, fix_text, healthy
+from _explain_items import first, fix_text, healthy, scan
 
 TB = ('Traceback (most recent call last):\n  File "/home/u/run.py", line 3, in <module>\n    main()\n'
       '  File "/home/u/.venv/lib/python3.11/site-packages/{pkg}/core.py", line 9, in main\n    raise X\n')
@@ -63,3 +63,21 @@ def test_a_known_error_keeps_its_own_fix():
 ])
 def test_hints_without_an_error_raise_nothing(line):
     healthy(line * 3)
+
+
+def test_a_hostile_hint_stays_data_in_text_and_json():
+    """The quoted sentence is log text: shown, never interpreted (rich markup, a bidi override), and
+    never a command, in every format explain writes."""
+    import json
+
+    from flexdoctor.render.explain_view import render
+
+    text = "RuntimeError: frob exploded\nHINT: [bold red]LOUD[/] \u202eevil ::error::x, try again.\n"
+    result = scan(text)
+    shown = render(result, "log.txt", fmt="text")
+    assert "[bold red]LOUD[/]" in shown and "\u202e" not in shown and "\\u202e" in shown
+    raw = render(result, "log.txt", fmt="json")
+    assert "\u202e" not in raw  # escaped in the JSON text, the value itself kept as data
+    assert "[bold red]LOUD[/] \u202eevil" in json.dumps(json.loads(raw), ensure_ascii=False)
+    (item,) = [a for a in result.answers if a.kind == "unknown"]
+    assert all("LOUD" not in c for c in item.fix.commands)
