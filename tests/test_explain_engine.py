@@ -151,3 +151,27 @@ def test_loose_pattern_still_found():
     m = kbx.Matcher([entry])
     assert m.loose
     assert [p.entry.id for p in kbx.scan(io.BytesIO(b"a\ncall 555 123 now\n"), m).problems] == ["FDE998"]
+
+
+def test_memo_gives_the_same_matches_and_stays_bounded(monkeypatch):
+    """Repeated lines are matched from a memo: the answer is the one a fresh search gives, a caller
+    changing its list changes nothing remembered, long texts are not kept, and the memo is bounded."""
+    from flexdoctor.knowledge import explain as E
+
+    m = E.Matcher(list(E.entries().values()) + list(E.structural.units()))  # a fresh one: its own memo
+    line = "RuntimeError: CUDA error: an illegal memory access was encountered"
+    fresh = [(e.id, k, g) for e, k, g in m._match_units(line, None, None)]
+    assert fresh, "the line must match something for this test to mean anything"
+    first = m.match_units(line)
+    first.clear()
+    again = [(e.id, k, g) for e, k, g in m.match_units(line)]
+    assert again == fresh
+    assert m.match_units(line, skip=frozenset(e for e, _, _ in fresh)) == \
+        m._match_units(line, frozenset(e for e, _, _ in fresh), None)
+    long = line + " " * E.MEMO_LINE
+    assert m.match_units(long) == m._match_units(long, None, None)
+    assert (long, None) not in m._memo and long not in m._memo_suspects
+    monkeypatch.setattr(E, "MEMO_SIZE", 8)
+    for i in range(50):
+        m.match_units(f"{line} {i}")
+    assert len(m._memo) <= 8 and len(m._memo_suspects) <= 8

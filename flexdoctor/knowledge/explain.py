@@ -42,6 +42,8 @@ MAX_HITS = 5  # lines kept per entry for the report (all are counted)
 MAX_TEXT = 300  # characters of a matching line shown
 BLOCK = 4 * 1024 * 1024  # bytes read and cleaned at once by scan()
 MAX_TRIGGERS_SEEN = 64  # trigger occurrences one line is searched for; beyond, all units are suspects
+MEMO_LINE = 2048  # characters of the longest text whose matches are remembered (logs repeat lines)
+MEMO_SIZE = 4096  # texts remembered per Matcher; the memo starts over when full
 MIN_TRIGGER = 4  # characters of a required literal used as trigger, when the literal has them
 
 _JUNK = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
@@ -581,9 +583,21 @@ class Matcher:
         self._all = frozenset(range(len(self.units)))
         self._trigger = _trigger_regex(literals, chosen=chosen) if literals else None
         self.block_trigger = _block_trigger_regex(literals, chosen=chosen) if literals else None
+        # What a text matches depends on the text alone (and a join's skip set): logs repeat lines
+        # (the same warning every step, a traceback per rank), so short texts' answers are kept.
+        self._memo: dict = {}
+        self._memo_suspects: dict = {}
 
     def _suspects(self, text: str) -> frozenset:
         """Indexes of the units whose triggers occur in ``text`` (a superset of those that match)."""
+        if len(text) > MEMO_LINE:
+            return self._find_suspects(text)
+        got = self._memo_suspects.get(text)
+        if got is None:
+            got = _remember(self._memo_suspects, text, self._find_suspects(text))
+        return got
+
+    def _find_suspects(self, text: str) -> frozenset:
         out = set(self._always)
         if self._trigger is not None:
             search, by_trigger, icase, pos = self._trigger.search, self._by_trigger, self._icase, 0
@@ -604,6 +618,15 @@ class Matcher:
         ``skip``: IDs whose main units need no search (for a two-line join: the entries either line
         matched alone); with it, near and structural units are not searched either (joins use neither).
         ``suspects``: the units to search, when the caller knows a superset of them (a join's: its lines')."""
+        if len(text) > MEMO_LINE:
+            return self._match_units(text, skip, suspects)
+        key = (text, skip)
+        got = self._memo.get(key)
+        if got is None:  # the result does not depend on ``suspects``: any superset gives the same
+            got = _remember(self._memo, key, tuple(self._match_units(text, skip, suspects)))
+        return list(got)
+
+    def _match_units(self, text: str, skip: Optional[frozenset], suspects: Optional[frozenset]) -> list:
         if suspects is None:
             suspects = self._suspects(text)
         out = []
@@ -621,6 +644,14 @@ class Matcher:
     def match(self, text: str) -> list[Entry]:
         """Entries any of whose patterns matches ``text``, in table order."""
         return [e for e, kind, _ in self.match_units(text) if kind == "main" and not e.layer]
+
+
+def _remember(memo: dict, key, value):
+    """``value``, stored under ``key`` in a memo of at most MEMO_SIZE texts (emptied when full)."""
+    if len(memo) >= MEMO_SIZE:
+        memo.clear()
+    memo[key] = value
+    return value
 
 
 _DEFAULT: list = [None, None]  # [entries table, its Matcher]
