@@ -81,3 +81,35 @@ def test_a_hostile_hint_stays_data_in_text_and_json():
     assert "[bold red]LOUD[/] \u202eevil" in json.dumps(json.loads(raw), ensure_ascii=False)
     (item,) = [a for a in result.answers if a.kind == "unknown"]
     assert all("LOUD" not in c for c in item.fix.commands)
+
+
+def test_a_generic_reading_also_quotes_the_errors_own_remedy():
+    """A reading that knows the class but not the instance (medium confidence: the out-of-memory shape,
+    here HIP's) keeps its fix and quotes what the message adds (the HIP knob, not the CUDA one)."""
+    text = ("torch.OutOfMemoryError: HIP out of memory. Tried to allocate 2.00 GiB. GPU 0 has a total capacity of "
+            "23.98 GiB of which 1.02 GiB is free. Of the allocated memory 20.1 GiB is allocated by PyTorch, and "
+            "1.9 GiB is reserved by PyTorch but unallocated. If reserved but unallocated memory is large try setting "
+            "PYTORCH_HIP_ALLOC_CONF=expandable_segments:True to avoid fragmentation.\n")
+    top = first(text)
+    assert top is not None and top.kind == "out-of-memory" and top.confidence != "high"
+    assert "own message adds" in top.fix.summary and "PYTORCH_HIP_ALLOC_CONF" in top.fix.summary
+    assert all("HIP_ALLOC" not in c for c in top.fix.commands)  # quoted, never a command
+
+
+def test_a_remedy_the_fix_already_gives_is_not_quoted_again():
+    text = ("torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB. GPU 0 has a total capacity of "
+            "23.65 GiB of which 1.2 GiB is free. Of the allocated memory 20.1 GiB is allocated by PyTorch, and 1.9 GiB "
+            "is reserved by PyTorch but unallocated. If reserved but unallocated memory is large try setting "
+            "PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True to avoid fragmentation.\n")
+    top = first(text)
+    assert "PYTORCH_CUDA_ALLOC_CONF" in top.fix.summary and "own message adds" not in top.fix.summary
+
+
+def test_a_table_reading_is_not_padded_with_the_message():
+    """A high-confidence reading (a table named the thing) is the instance's fix: no quote is added."""
+    text = ("RuntimeError: Expected to have finished reduction in the prior iteration before starting a new one. "
+            "This error indicates that your module has parameters that were not used in producing loss. You can "
+            "enable unused parameter detection by passing the keyword argument `find_unused_parameters=True` to "
+            "`torch.nn.parallel.DistributedDataParallel`.\n")
+    top = first(text)
+    assert top is not None and top.confidence == "high" and "own message adds" not in top.fix.summary

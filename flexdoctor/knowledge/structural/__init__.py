@@ -193,7 +193,21 @@ def interpret(c: Collector, taken: Iterable[int], known: bool) -> tuple[tuple[An
         out = [a for a in out if a.rank < LAST_RESORT]
     if not out and not known and log.root is not None:
         out = [unknown(log, remedy.stated(c, log))]
+    elif out and not known:
+        out[0] = _with_stated(out[0], c, log)
     return tuple(_killed_last_first(out, log)), log
+
+
+def _with_stated(a: Answer, c: Collector, log: LogFacts) -> Answer:
+    """The answer, with the remedy the root error's message states quoted after its own fix, when the
+    answer reads that error (its line is the root's, or next to it) and its fix does not say it already:
+    a table knows the class, the message often knows the instance (the knob, the flag, the package)."""
+    if a.kind == "unknown" or a.confidence == "high" or log.root is None or abs(a.line - log.root[0]) > 1:
+        return a  # a table row named the thing: its fix is the instance's already
+    hint = remedy.stated(c, log)
+    if not hint or remedy.said_already(hint, a.fix.summary):
+        return a
+    return replace(a, fix=replace(a.fix, summary=a.fix.summary + " " + t("structural.fix.also_stated", hint=hint)))
 
 
 def _killed_last_first(out: list, log: LogFacts) -> list:

@@ -68,3 +68,17 @@ def stated(c: Collector, log: LogFacts) -> Optional[str]:
             if len(hint) >= 12:
                 return hint
     return None
+
+
+# The words of a remedy that a fix would have to hold to say it too: an env var, a `quoted` name, a key=value.
+_KEY = re.compile(r"`([^`\n]{2,80})`|\b([A-Z][A-Z0-9]*_[A-Z0-9_]{2,60})\b|\b([A-Za-z_][\w.]{1,60}=[\w.:'\"-]{1,60})")
+
+
+def said_already(hint: str, summary: str) -> bool:
+    """Whether a fix's ``summary`` already says the remedy ``hint`` states: the whole sentence, or every
+    one of its key words (env vars, `quoted` names, key=value settings) when it has some."""
+    low = summary.lower()
+    if hint.lower() in low:
+        return True
+    keys = [next(g for g in m.groups() if g) for m in _KEY.finditer(hint)]
+    return bool(keys) and all(k.lower() in low for k in keys)
