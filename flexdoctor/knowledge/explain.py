@@ -22,6 +22,7 @@ regex scan instead of a Python loop iteration and 70+ pattern searches each.
 
 from __future__ import annotations
 
+import codecs
 import functools
 import os
 import re
@@ -996,9 +997,56 @@ def scan_blocks(blocks: Iterable[bytes], matcher: Optional[Matcher] = None) -> R
     return state.result(base)
 
 
+class _Recoded:
+    """A binary stream of UTF-16 or UTF-32 text (what Windows PowerShell 5's ``>`` and ``Out-File`` write:
+    UTF-16LE with a byte-order mark), read as UTF-8 bytes; ``head`` is what was already read of it."""
+
+    def __init__(self, head: bytes, raw: IO[bytes], encoding: str) -> None:
+        self._head, self._raw = head, raw
+        self._decoder = codecs.getincrementaldecoder(encoding)(errors="replace")
+
+    def read(self, size: int) -> bytes:
+        while True:
+            data, self._head = (self._head, b"") if self._head else (self._raw.read(size), b"")
+            text = self._decoder.decode(data, final=not data)
+            if text or not data:
+                return text.encode("utf-8", "replace")
+
+
+class _Prefixed:
+    """A binary stream whose first bytes (``head``) were already read to look at its encoding."""
+
+    def __init__(self, head: bytes, raw: IO[bytes]) -> None:
+        self._head, self._raw = head, raw
+
+    def read(self, size: int) -> bytes:
+        if self._head:
+            data, self._head = self._head, b""
+            return data
+        return self._raw.read(size)
+
+
+# Byte-order marks of the wide encodings a log may be written in (the UTF-32 ones first: UTF-32LE's
+# mark begins with UTF-16LE's). A UTF-8 mark needs nothing: it is an ordinary character in a line.
+_WIDE_BOMS = ((codecs.BOM_UTF32_LE, "utf-32"), (codecs.BOM_UTF32_BE, "utf-32"),
+              (codecs.BOM_UTF16_LE, "utf-16"), (codecs.BOM_UTF16_BE, "utf-16"))
+
+
+def as_utf8(stream: IO[bytes]):
+    """The stream, read as UTF-8 bytes: a log saved as UTF-16 or UTF-32 (with its byte-order mark, as
+    Windows tools write it) is decoded; any other stream is read as it is."""
+    head = stream.read(4)
+    for bom, encoding in _WIDE_BOMS:
+        if head.startswith(bom):
+            return _Recoded(head, stream, encoding)
+    return _Prefixed(head, stream)
+
+
 def scan(stream: IO[bytes], matcher: Optional[Matcher] = None, block: int = BLOCK) -> Result:
-    """Known problems in a binary stream (a file opened 'rb', or sys.stdin.buffer)."""
+    """Known problems in a binary stream (a file opened 'rb', or sys.stdin.buffer); a log saved as
+    UTF-16 (Windows PowerShell's redirection) is read as the text it holds."""
     matcher = matcher or default_matcher()
+    stream = as_utf8(stream)
     if matcher.loose:  # a pattern without a required literal: every line must be searched anyway
         return scan_lines(iter_lines(stream), matcher)
     return scan_blocks(_blocks(stream, block), matcher)
