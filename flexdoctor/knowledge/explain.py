@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import codecs
 import functools
+import io
 import os
 import re
 from dataclasses import dataclass, field
@@ -997,49 +998,64 @@ def scan_blocks(blocks: Iterable[bytes], matcher: Optional[Matcher] = None) -> R
     return state.result(base)
 
 
-class _Recoded:
+class _Recoded(io.RawIOBase):
     """A binary stream of UTF-16 or UTF-32 text (what Windows PowerShell 5's ``>`` and ``Out-File`` write:
-    UTF-16LE with a byte-order mark), read as UTF-8 bytes; ``head`` is what was already read of it."""
+    UTF-16LE with a byte-order mark), read as UTF-8 bytes."""
 
-    def __init__(self, head: bytes, raw: IO[bytes], encoding: str) -> None:
-        self._head, self._raw = head, raw
+    def __init__(self, raw: IO[bytes], encoding: str) -> None:
+        super().__init__()
+        self._raw, self._pending = raw, b""
         self._decoder = codecs.getincrementaldecoder(encoding)(errors="replace")
 
-    def read(self, size: int) -> bytes:
-        while True:
-            data, self._head = (self._head, b"") if self._head else (self._raw.read(size), b"")
-            text = self._decoder.decode(data, final=not data)
-            if text or not data:
-                return text.encode("utf-8", "replace")
+    def readable(self) -> bool:
+        return True
 
-
-class _Prefixed:
-    """A binary stream whose first bytes (``head``) were already read to look at its encoding."""
-
-    def __init__(self, head: bytes, raw: IO[bytes]) -> None:
-        self._head, self._raw = head, raw
-
-    def read(self, size: int) -> bytes:
-        if self._head:
-            data, self._head = self._head, b""
-            return data
-        return self._raw.read(size)
+    def readinto(self, buffer) -> int:
+        while not self._pending:
+            data = self._raw.read(1 << 16)
+            self._pending = self._decoder.decode(data, final=not data).encode("utf-8", "replace")
+            if not data:
+                break
+        n = min(len(buffer), len(self._pending))
+        buffer[:n] = self._pending[:n]
+        self._pending = self._pending[n:]
+        return n
 
 
 # Byte-order marks of the wide encodings a log may be written in (the UTF-32 ones first: UTF-32LE's
-# mark begins with UTF-16LE's). A UTF-8 mark needs nothing: it is an ordinary character in a line.
-_WIDE_BOMS = ((codecs.BOM_UTF32_LE, "utf-32"), (codecs.BOM_UTF32_BE, "utf-32"),
-              (codecs.BOM_UTF16_LE, "utf-16"), (codecs.BOM_UTF16_BE, "utf-16"))
+# mark begins with UTF-16LE's), and where the zero bytes of ASCII text fall after the mark (start, step).
+# A UTF-8 mark needs nothing: it is an ordinary character in a line.
+_WIDE_BOMS = ((codecs.BOM_UTF32_LE, "utf-32", 2, 4), (codecs.BOM_UTF32_BE, "utf-32", 0, 4),
+              (codecs.BOM_UTF16_LE, "utf-16", 1, 2), (codecs.BOM_UTF16_BE, "utf-16", 0, 2))
+_SNIFF = 512  # bytes looked at to tell a wide log from binary junk that happens to start like a mark
 
 
-def as_utf8(stream: IO[bytes]):
+def as_utf8(stream: IO[bytes]) -> IO[bytes]:
     """The stream, read as UTF-8 bytes: a log saved as UTF-16 or UTF-32 (with its byte-order mark, as
-    Windows tools write it) is decoded; any other stream is read as it is."""
-    head = stream.read(4)
-    for bom, encoding in _WIDE_BOMS:
+    Windows tools write it) is decoded; any other stream is returned as it is. Logs are mostly ASCII, so
+    a wide one has zero high bytes in at least a third of its first characters; junk after a mark-like
+    start has not, and stays bytes. The start is peeked (files and stdin) or read and sought back."""
+    head = _peek(stream)
+    for bom, encoding, start, step in _WIDE_BOMS:
         if head.startswith(bom):
-            return _Recoded(head, stream, encoding)
-    return _Prefixed(head, stream)
+            high = head[len(bom) + start::step]
+            if high and high.count(0) * 3 >= len(high):
+                return io.BufferedReader(_Recoded(stream, encoding), 1 << 20)
+            break
+    return stream
+
+
+def _peek(stream: IO[bytes]) -> bytes:
+    """The first bytes of the stream, which stays where it was; empty when it can be neither peeked
+    nor sought (then it is read as it is)."""
+    if hasattr(stream, "peek"):
+        return stream.peek(_SNIFF)[:_SNIFF]
+    if getattr(stream, "seekable", lambda: False)():
+        at = stream.tell()
+        head = stream.read(_SNIFF)
+        stream.seek(at)
+        return head
+    return b""
 
 
 def scan(stream: IO[bytes], matcher: Optional[Matcher] = None, block: int = BLOCK) -> Result:
