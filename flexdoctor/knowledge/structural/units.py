@@ -1000,6 +1000,66 @@ UNITS = (
         r"Triton Error \[CUDA\]: (?:misaligned address|an illegal instruction was encountered|unspecified launch failure)",
         r"CUDA_ERROR_(?:MISALIGNED_ADDRESS|ILLEGAL_INSTRUCTION|LAUNCH_FAILED)",
     )),
+    # --- tune-g2
+    # torch/nn/modules/module.py load_state_dict: "Error(s) in loading state_dict for M:" then tab-indented detail lines
+    # ("Missing key(s) in state_dict: ...", "Unexpected key(s) in state_dict: ...", "size mismatch for K: copying a param
+    # with shape torch.Size([..]) from checkpoint, the shape in current model is torch.Size([..])."); the detail lines
+    # carry no error word ("sure"): g2.state reads them only after a root error about a state_dict.
+    ("g2-sd", "shape", (
+        r"Error\(s\) in loading state_dict for (?P<model>[\w.]{1,120})",
+        r"(?P<sure>(?P<side>Missing|Unexpected)) key\(s\) in state_dict: \"",
+        r"(?P<sure>copying) a param with shape torch\.Size\(\[(?P<ckpt>[\d, ]{0,60})\]\) from checkpoint, the shape in "
+        r"current model is torch\.Size\(\[(?P<cur>[\d, ]{0,60})\]\)",
+    )),
+    # transformers' loading errors (models/auto/tokenization_auto.py, tokenization_utils_base.py, configuration_utils.py,
+    # utils/hub.py cached_file, modeling_utils.py, models/auto/auto_factory.py), raised only ("sure").
+    ("g2-hf", "shape", (
+        r"(?P<sure>Tokenizer class) (?P<cls>\w{1,80}) does not exist or is not currently imported",
+        r"(?P<sure>Can't load) (?P<what>tokenizer|the configuration|config|feature extractor|image processor|processor)"
+        r" (?:for|of) '(?P<repo>[^'\n]{1,300})'",
+        r"(?P<sure>does not appear to have a file named) (?P<file>[\w.-]{1,120})",
+        r"(?P<sure>Error no file named) (?P<files>[\w., -]{1,300}?) found in directory",
+        r"(?P<sure>Unrecognized configuration class) <class '(?P<cfgpath>[\w.]{1,200})'> for this kind of AutoModel: "
+        r"(?P<auto>\w{1,80})",
+        r"(?P<sure>Unable to load weights from) (?P<lfs>pytorch) checkpoint file",
+    )),
+    # Quantized models: transformers quantizers' validate_environment (quantizer_awq.py "Loading an AWQ quantized model
+    # requires auto-awq library (`pip install autoawq`)" / 5.x "... requires gptqmodel. Please install it with `pip install
+    # gptqmodel`", quantizer_gptq.py "Loading a GPTQ quantized model requires optimum (`pip install optimum`) and auto-gptq
+    # library (`pip install auto-gptq`)", modeling_gguf_pytorch_utils.py "requires both PyTorch and GGUF>=0.10.0 to be
+    # installed", quantizer_hqq.py "A valid HQQ version (>=0.2.1) is not available", quantizer_bnb_*.py "... requires
+    # Accelerate: `pip install accelerate` and the latest version of bitsandbytes"), modeling_utils.py from_pretrained
+    # ("You can't pass `load_in_4bit`or `load_in_8bit` as a kwarg when passing `quantization_config`"), optimum
+    # gptq/quantizer.py post_init_model ("Found modules on cpu/disk. Using Exllama or Exllamav2 backend requires all the
+    # modules to be on GPU."), quantizer_finegrained_fp8.py ("FP8 quantized models is only supported on GPUs with compute
+    # capability >= 8.9 (e.g 4090/H100), actual = `8.6`"), vllm/config.py _verify_quantization ("The quantization method
+    # fp8 is not supported for the current GPU. Minimum capability: 89. Current capability: 86.").
+    ("g2-quant", "shape", (
+        r"(?P<sure>Loading an?) (?P<method>[A-Za-z][\w-]{1,20}) quantized model requires",
+        r"GGUF>=(?P<gguf>\d{1,3}(?:\.\d{1,3}){0,2}) to be installed",
+        r"(?P<sure>A valid HQQ version) \(>=(?P<hqq>\d{1,3}(?:\.\d{1,3}){0,2})\) is not available",
+        r"(?P<bnb>Accelerate): `pip install accelerate` and the latest version of bitsandbytes",
+        r"(?P<sure>You can't pass) `(?P<kwarg>load_in_4bit)` ?or `load_in_8bit` as a kwarg when passing `quantization_config`",
+        r"(?P<sure>Found modules on cpu/disk)\. Using (?P<exllama>Exllama) or Exllamav2 backend requires all the modules",
+        r"(?P<sure>FP8 quantized models is only supported on GPUs with compute capability) >= (?P<need>\d{1,2}\.\d)"
+        r"[^\n]{0,40}?actual = `(?P<have>\d{1,2}\.\d)`",
+        r"(?P<sure>The quantization method) (?P<qm>[\w-]{1,40}) is not supported for the current GPU\. Minimum "
+        r"capability: (?P<need>\d{2,3})\. Current capability: (?P<have>\d{2,3})",
+    )),
+    # Non-CUDA backends: Intel Extension for PyTorch's version check (intel_extension_for_pytorch/__init__.py and its C++
+    # twin: "ERROR! Intel® Extension for PyTorch* needs to work with PyTorch 2.6.*, but PyTorch 2.7.0+cpu is found."),
+    # c10/core/impl/DeviceGuardImplInterface.h getDeviceGuardImpl ("PyTorch is not linked with support for xpu devices"),
+    # torch/xpu/__init__.py _lazy_init ("Torch not compiled with XPU enabled"), torch_xla's runtime ("$PJRT_DEVICE is not
+    # set.", pytorch/xla docs/pjrt.md).
+    ("g2-ipex", "shape", (
+        r"Extension for PyTorch\* needs to work with PyTorch(?:/libtorch)? (?P<want>\d{1,2}\.\d{1,3})\.\*, but "
+        r"PyTorch(?:/libtorch)? (?P<have>\d{1,2}\.\d{1,3}[\w.+]{0,30}) is found",
+    )),
+    ("g2-dev", "shape", (
+        r"PyTorch is not linked with support for (?P<dev>[a-z]\w{0,19}) devices",
+        r"Torch not compiled with (?P<dev>XPU) enabled",
+        r"PJRT_DEVICE(?P<pjrt> is not set)",
+    )),
 )
 
 LAYER_IDS = {uid: n for n, (uid, _layer, _pats) in enumerate(UNITS)}
