@@ -1008,7 +1008,9 @@ UNITS = (
         r"(?P<sure>'s range must be a power of 2)",
         r"(?P<sure>'s arguments must be of type tl\.constexpr)",
         r"(?P<sure>\) must be >= 16!)",
-        r"(?P<sure>Input shapes should have M >= )(?P<m>\d{1,3}), N >= (?P<n>\d{1,3}) and K >= (?P<k>\d{1,3})",
+        # (Triton 3.x words it as an AssertionError; read from that word: a trigger on "Input" would visit every INFO line)
+        r"(?P<sure>AssertionError)(?:: |\(['\"])Input shapes should have M >= (?P<m>\d{1,3}), N >= (?P<n>\d{1,3}) and "
+        r"K >= (?P<k>\d{1,3})",
         r"(?P<sure>First input shape) \((?P<dotdim>[^\n]{1,300}?) are not compatible for matmul",
         r"(?P<sure>Conflicting meta-parameters): (?P<names>\w{1,80}(?:, \w{1,80}){0,8})",
         r"(?P<sure>Keyword argument) (?P<kw>\w{1,80}) was specified but unrecognised",
