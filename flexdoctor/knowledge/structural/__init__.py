@@ -41,6 +41,7 @@ from . import e4
 from . import f1
 from . import f2
 from . import g2
+from . import g4
 from .collect import Collector, has_progress, last_progress_in
 from .context import LogFacts, facts
 from .model import CONFIDENCE, KINDS, Answer
@@ -87,7 +88,8 @@ _READERS = {"so-missing": libs.answer, "symbol": readers.symbol, "module": reade
             "f2-spawn": f2.spawn, "f2-limit": f2.limit, "f2-tls": f2.tls, "f2-drift": f2.drift, "f2-cudnn": f2.cudnn,
             "f2-kernel": f2.kernel,
             "g2-sd": g2.state, "g2-hf": g2.hub, "g2-quant": g2.quant,
-            "g2-ipex": g2.ipex, "g2-dev": g2.device}
+            "g2-ipex": g2.ipex, "g2-dev": g2.device,
+            "g4-triton": g4.triton, "g4-choices": g4.choices, "g4-dynamo": g4.dynamo, "g4-flex": g4.flex}
 
 
 _WARNING = re.compile(r"[Ww]arning|WARNING|\bwarn\b|\bW\d{4} |Error caught was|not available|will not be enabled"

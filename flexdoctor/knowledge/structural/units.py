@@ -1060,6 +1060,42 @@ UNITS = (
         r"Torch not compiled with (?P<dev>XPU) enabled",
         r"PJRT_DEVICE(?P<pjrt> is not set)",
     )),
+    # --- tune-g4
+    # Triton front-end errors in a user's (or a library's) @triton.jit kernel, raised inside CompilationError
+    # (triton/language/semantic.py arange/dot; triton/runtime/autotuner.py _bench; triton/runtime/jit.py run).
+    # Each is raised, never logged, so each line carries a 'sure' group (g4_tables.toml [[triton]]).
+    ("g4-triton", "shape", (
+        r"(?P<sure>'s range must be a power of 2)",
+        r"(?P<sure>'s arguments must be of type tl\.constexpr)",
+        r"(?P<sure>\) must be >= 16!)",
+        # (Triton 3.x words it as an AssertionError; read from that word: a trigger on "Input" would visit every INFO line)
+        r"(?P<sure>AssertionError)(?:: |\(['\"])Input shapes should have M >= (?P<m>\d{1,3}), N >= (?P<n>\d{1,3}) and "
+        r"K >= (?P<k>\d{1,3})",
+        r"(?P<sure>First input shape) \((?P<dotdim>[^\n]{1,300}?) are not compatible for matmul",
+        r"(?P<sure>Conflicting meta-parameters): (?P<names>\w{1,80}(?:, \w{1,80}){0,8})",
+        r"(?P<sure>Keyword argument) (?P<kw>\w{1,80}) was specified but unrecognised",
+    )),
+    # Inductor's autotuner left with no candidate (torch/_inductor/select_algorithm.py AlgorithmSelectorCache,
+    # NoValidChoicesError): a GEMM/conv with ATEN excluded, or a flex_attention template whose every config failed.
+    ("g4-choices", "shape", (
+        r"(?P<sure>No choices to select), please consider adding ATEN into (?P<cfg>max_autotune_(?:gemm|conv)_backends)",
+    )),
+    # Dynamo's wrappers: torch/_dynamo/exc.py TorchRuntimeError (utils.py run_node/get_fake_value: "Failed running
+    # call_function ..."; the op failed on fake tensors, i.e. the model's own error) and InternalTorchDynamoError
+    # (convert_frame.py: an exception inside Dynamo itself).
+    ("g4-dynamo", "shape", (
+        r"(?P<sure>TorchRuntimeError): Failed running (?P<op>call_function|call_method|call_module|get_attr)",
+        r"(?P<sure>InternalTorchDynamoError): (?P<inner>[A-Za-z_]\w{0,60}(?:Error|Exception))",
+    )),
+    # FlexAttention's masks and score functions: functorch's vmap refusing data-dependent Python control flow or
+    # .item() (aten/src/ATen/functorch/BatchRulesDynamic.cpp), which create_block_mask and eager flex_attention run
+    # mask_mod/score_mod under; torch/nn/attention/flex_attention.py's BlockMask device check.
+    ("g4-flex", "shape", (
+        r"(?P<sure>vmap: It looks like you're) (?P<vmap>attempting to use a Tensor in some data-dependent control flow"
+        r"|calling \.item\(\) on a Tensor|either \(1\) calling \.item\(\))",
+        r"(?P<sure>Expect q/k/v and block_mask to be on the same device) but got (?P<qdev>[\w:]{1,20}) and "
+        r"(?P<bdev>[\w:]{1,20})",
+    )),
 )
 
 LAYER_IDS = {uid: n for n, (uid, _layer, _pats) in enumerate(UNITS)}
