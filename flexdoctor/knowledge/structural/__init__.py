@@ -40,6 +40,7 @@ from . import e5
 from . import e4
 from . import f1
 from . import f2
+from . import g3
 from .collect import Collector, has_progress, last_progress_in
 from .context import LogFacts, facts
 from .model import CONFIDENCE, KINDS, Answer
@@ -84,7 +85,8 @@ _READERS = {"so-missing": libs.answer, "symbol": readers.symbol, "module": reade
             "f1-gcc11": f1.gcc11, "f1-softcap": f1.softcap, "f1-dsbatch": f1.dsbatch, "f1-offload": f1.offload,
             "f1-ray": f1.ray, "f1-fa1bwd": f1.fa1bwd,
             "f2-spawn": f2.spawn, "f2-limit": f2.limit, "f2-tls": f2.tls, "f2-drift": f2.drift, "f2-cudnn": f2.cudnn,
-            "f2-kernel": f2.kernel}
+            "f2-kernel": f2.kernel,
+            "g3-autograd": g3.autograd, "g3-numeric": g3.numeric, "g3-wrap": g3.wrap, "g3-death": g3.death}
 
 
 _WARNING = re.compile(r"[Ww]arning|WARNING|\bwarn\b|\bW\d{4} |Error caught was|not available|will not be enabled"
@@ -99,7 +101,7 @@ _ERROR = re.compile(r"[Ee]rror|ERROR|Exception|[Ff]atal|FAILED|[Ff]ailed|Could n
 # level is on the line above: "CMake Error at ..."), Slurm's "sbatch: error:" (the reader drops consequences).
 # A shape whose pattern holds a group named "sure" is such a line too (NVRM reports, pip's conflict lines,
 # errors that are raised, never logged: their readers check the line is the error's own).
-_FATAL_ALONE = frozenset({"c1-fatal", "c4-xid", "e3-cmake", "slurm"})
+_FATAL_ALONE = frozenset({"c1-fatal", "c4-xid", "e3-cmake", "slurm", "g3-death"})  # g3-death: whole-line reports
 
 
 def _fatal(seen, c: Collector, log: LogFacts) -> bool:
@@ -113,6 +115,8 @@ def _fatal(seen, c: Collector, log: LogFacts) -> bool:
             return True
     if seen.uid in _FATAL_ALONE or seen.groups.get("sure"):
         return True
+    if g3.wrapped(seen, c.shapes):
+        return True  # tune-g3: a message in ComfyUI's node report (its line, or under "Error occurred when executing")
     if seen.uid == "cuda" and "CUDA initialization: " in seen.text:
         return True  # torch's warning that CUDA is unusable: the reader answers only for a known CUDA error
     if seen.uid == "cuda-build" and log.platform == "macos":
