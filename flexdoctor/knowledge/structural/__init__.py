@@ -42,6 +42,7 @@ from . import f1
 from . import f2
 from . import g2
 from . import g4
+from . import g3
 from .collect import Collector, has_progress, last_progress_in
 from .context import LogFacts, facts
 from .model import CONFIDENCE, KINDS, Answer
@@ -89,7 +90,8 @@ _READERS = {"so-missing": libs.answer, "symbol": readers.symbol, "module": reade
             "f2-kernel": f2.kernel,
             "g2-sd": g2.state, "g2-hf": g2.hub, "g2-quant": g2.quant,
             "g2-ipex": g2.ipex, "g2-dev": g2.device,
-            "g4-triton": g4.triton, "g4-choices": g4.choices, "g4-dynamo": g4.dynamo, "g4-flex": g4.flex}
+            "g4-triton": g4.triton, "g4-choices": g4.choices, "g4-dynamo": g4.dynamo, "g4-flex": g4.flex,
+            "g3-autograd": g3.autograd, "g3-numeric": g3.numeric, "g3-wrap": g3.wrap, "g3-death": g3.death}
 
 
 _WARNING = re.compile(r"[Ww]arning|WARNING|\bwarn\b|\bW\d{4} |Error caught was|not available|will not be enabled"
@@ -104,7 +106,7 @@ _ERROR = re.compile(r"[Ee]rror|ERROR|Exception|[Ff]atal|FAILED|[Ff]ailed|Could n
 # level is on the line above: "CMake Error at ..."), Slurm's "sbatch: error:" (the reader drops consequences).
 # A shape whose pattern holds a group named "sure" is such a line too (NVRM reports, pip's conflict lines,
 # errors that are raised, never logged: their readers check the line is the error's own).
-_FATAL_ALONE = frozenset({"c1-fatal", "c4-xid", "e3-cmake", "slurm"})
+_FATAL_ALONE = frozenset({"c1-fatal", "c4-xid", "e3-cmake", "slurm", "g3-death"})  # g3-death: whole-line reports
 
 
 def _fatal(seen, c: Collector, log: LogFacts) -> bool:
@@ -118,6 +120,8 @@ def _fatal(seen, c: Collector, log: LogFacts) -> bool:
             return True
     if seen.uid in _FATAL_ALONE or seen.groups.get("sure"):
         return True
+    if g3.wrapped(seen, c.shapes):
+        return True  # tune-g3: a message in ComfyUI's node report (its line, or under "Error occurred when executing")
     if seen.uid == "cuda" and "CUDA initialization: " in seen.text:
         return True  # torch's warning that CUDA is unusable: the reader answers only for a known CUDA error
     if seen.uid == "cuda-build" and log.platform == "macos":

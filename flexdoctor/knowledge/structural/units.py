@@ -1096,6 +1096,71 @@ UNITS = (
         r"(?P<sure>Expect q/k/v and block_mask to be on the same device) but got (?P<qdev>[\w:]{1,20}) and "
         r"(?P<bdev>[\w:]{1,20})",
     )),
+    # --- tune-g3
+    # Autograd's own errors (g3_tables.toml [[autograd]]): torch/csrc/autograd/saved_variable.cpp (a saved tensor changed
+    # in place; the graph's saved tensors already freed), torch/utils/checkpoint.py (non-reentrant recomputation that does
+    # not match the forward), the anomaly mode's NaN check (torch/csrc/autograd/engine.cpp).
+    ("g3-autograd", "shape", (
+        r"(?P<inplace>modified by an inplace operation)(?:: \[(?P<tensor>[\w.]{1,60}) \[[\d, ]{0,80}\]\], which is "
+        r"output \d{1,3} of (?P<fn>\w{1,80}), is at version (?P<have>\d{1,9}); expected version (?P<want>\d{1,9}))?",
+        r"(?P<twice>Trying to backward through the graph a second time)",
+        r"(?P<ckpt>Recomputed values for the following tensors have different metadata)",
+        r"(?P<ckpt>A different number of tensors was saved during (?:the original )?forward and recomputation)",
+        r"Function '(?P<fn>\w{1,80})' returned (?P<nan>nan) values in its (?P<idx>\d{1,3})th output",
+    )),
+    # Non-finite numbers a library refuses (g3_tables.toml [[numeric]]): torch.multinomial (generate(do_sample=True)),
+    # DeepSpeed's fp16 loss scaler at its floor, Lightning's finite-loss check, DETR/DeiT/MAE's "Loss is nan" exit.
+    # DeepSpeed's "OVERFLOW! ... Skipping step" and apex's "Gradient overflow.  Skipping step" are healthy fp16
+    # training and match nothing here.
+    ("g3-numeric", "shape", (
+        r"(?P<prob>probability tensor contains either `inf`, `nan` or element < 0)",
+        r"(?P<prob>invalid multinomial distribution \((?:sum of probabilities <= 0|encountering probability entry < 0)\))",
+        r"(?P<minscale>Current loss scale already at minimum)",
+        r"The loss returned in `training_step` is (?:tensor\()?(?P<pl>-?nan|-?inf)",
+        r"^(?P<sure>Loss is (?:-?nan|-?inf)), stopping",
+    )),
+    # Wrappers whose real error is inside them (g3_tables.toml [[wrapper]]): the DataLoader worker's re-raise
+    # (torch/_utils.py ExceptionWrapper), ComfyUI's node failure (console, old dialog, error report), Ray's task error,
+    # a process pool whose worker died (CPython concurrent.futures, joblib/loky), the DataLoader out of file descriptors.
+    ("g3-wrap", "shape", (
+        r"Caught (?P<inner>[A-Za-z_]\w{0,80}) in (?P<dl>DataLoader worker process|pin memory thread)",
+        r"(?P<comfy>!!! Exception during processing !!!)(?: {1,4}(?P<msg>[^\n]{1,500}))?",
+        r"(?P<comfy_old>Error occurred when executing) (?P<node>[\w .()|-]{1,100}):",
+        r"\*\*Exception (?P<comfy_report>Message):\*\* (?P<msg>[^\n]{1,500})",
+        r"RayTaskError\((?P<ray>\w{1,80})\)",
+        # (raised only, and BrokenProcessPool's name has no error word: "sure")
+        r"(?P<sure>BrokenProcessPool): (?P<pool>A process in the process pool was terminated abruptly|A child process "
+        r"terminated abruptly)",
+        r"(?P<sure>TerminatedWorkerError): (?P<pool>A worker process managed by the executor was unexpectedly terminated)",
+        r"(?P<fds>Too many open files)\. Communication with the workers is no longer possible",
+    )),
+    # Bare process deaths, no Python traceback (g3_tables.toml [[death]]): glibc's heap checks (malloc_printerr, a line of
+    # its own), the shell's signal reports (bash "Segmentation fault (core dumped)", its job line "<pid> Killed  cmd", zsh's
+    # lower-case form), faulthandler's "Fatal Python error:", exit status 137 (128+SIGKILL), Kubernetes/Docker's OOMKilled.
+    # Each form is the whole line or a job line, never a phrase in prose.
+    ("g3-death", "shape", (
+        r"^\s{0,4}(?:\*\*\* Error in `[^`\n]{1,300}': )?(?P<heap>free\(\): (?:invalid pointer|invalid size|invalid next size "
+        r"\((?:fast|normal)\)|double free detected in tcache 2|corrupted unsorted chunks))(?::? 0x[0-9a-f]{1,16}(?: \*\*\*)?)?\s{0,4}$",
+        r"^\s{0,4}(?:\*\*\* Error in `[^`\n]{1,300}': )?(?P<heap>double free or corruption \((?:out|top|!prev|fasttop)\))"
+        r"(?::? 0x[0-9a-f]{1,16}(?: \*\*\*)?)?\s{0,4}$",
+        r"^\s{0,4}(?:\*\*\* Error in `[^`\n]{1,300}': )?(?P<heap>corrupted size vs\. prev_size(?: in fastbins)?"
+        r"|corrupted double-linked list|munmap_chunk\(\): invalid pointer|malloc_consolidate\(\): invalid chunk size"
+        r"|malloc\(\): (?:corrupted top size|unaligned tcache chunk detected|memory corruption|invalid size \(unsorted\))"
+        r"|realloc\(\): invalid (?:pointer|old size|next size))(?::? 0x[0-9a-f]{1,16}(?: \*\*\*)?)?\s{0,4}$",
+        r"^\s{0,4}(?P<sig>Segmentation fault|Floating point exception|Aborted)(?: \(core dumped\))?\s{0,4}$",
+        # bash's job report "<pid> <signal>  <command>": one literal-led pattern per signal (a look-behind has one width)
+        *(r" (?P<sig>" + name + r")(?<=\d " + name + r") {1,40}\S"
+          for name in ("Segmentation fault", "Floating point exception", "Aborted", "Killed")),
+        r"^zsh: (?P<sig>segmentation fault|floating point exception|abort|killed) ",
+        r"^Fatal Python error: (?P<sig>Segmentation fault|Floating point exception|Aborted)",
+        r"(?P<sig>terminate called without an active exception)",
+        r"^(?P<sig>Killed)\s{0,4}$",
+        # exit status 137 = 128 + SIGKILL, as shells, docker compose, kubectl, IDEs and subprocess word it
+        r"(?:[Ee]xited with|Exit) code:? {0,8}(?P<sure>137)\b",  # docker compose, kubectl ("exit code" alone: too common)
+        r"non-zero exit status {0,4}(?P<sure>137)\b",
+        r"exit_code[=:] {0,4}(?P<sure>137)\b",
+        r"(?P<sure>OOMKilled)(?!\"?: ?false)",
+    )),
 )
 
 LAYER_IDS = {uid: n for n, (uid, _layer, _pats) in enumerate(UNITS)}
