@@ -1000,6 +1000,17 @@ UNITS = (
         r"Triton Error \[CUDA\]: (?:misaligned address|an illegal instruction was encountered|unspecified launch failure)",
         r"CUDA_ERROR_(?:MISALIGNED_ADDRESS|ILLEGAL_INSTRUCTION|LAUNCH_FAILED)",
     )),
+    # --- tune-g1
+    # API drift in calls: CPython's argument errors (Python/ceval.c, Python/getargs.c: "%U() got an unexpected keyword
+    # argument '%S'", "%U() missing %i required positional argument(s): %U", "%U() takes %d positional arguments but %d
+    # were given"); the callee's name is read from the text before the match (g1.callee).
+    ("g1-kwarg", "shape", (
+        r"\(\) got an unexpected keyword argument '(?P<arg>\w{1,100})'",
+    )),
+    ("g1-sig", "shape", (
+        r"\(\) missing (?P<missing>\d{1,2}) required (?:positional|keyword-only) arguments?: '(?P<arg>\w{1,100})'",
+        r"\(\) takes (?:from \d{1,2} to )?(?P<n>\d{1,2}) positional arguments? but (?P<m>\d{1,2}) (?:were|was) given",
+    )),
 )
 
 LAYER_IDS = {uid: n for n, (uid, _layer, _pats) in enumerate(UNITS)}
