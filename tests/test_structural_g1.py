@@ -193,3 +193,99 @@ def test_an_earlier_recovered_type_error_is_not_the_answer():
         " 20%|##        | 20/100 [00:10<00:40,  2.00it/s]\nsaving checkpoint-20\n"
     items = [ident(x) for x in scan(log).ordered()]
     assert not any(i.startswith("version-constraint") for i in items), items
+
+
+# --- an interpreter too old (or too new) for a package ---------------------------------------------------------------
+
+def _site(py: str, pkg: str, code: str, line: str) -> str:
+    return frames(("/home/me/app.py", "import " + pkg),
+                  (f"/home/me/.venv/lib/python{py}/site-packages/{pkg}/utils.py", code)) + line + "\n"
+
+
+def test_pep604_union_in_a_package_on_python39_needs_310():
+    top, fix = first(_site("3.9", "gradio", "def f(x: str | None = None):",
+                           "TypeError: unsupported operand type(s) for |: 'type' and 'NoneType'"))
+    assert ident(top) == "version-constraint:python"
+    assert "Python 3.10" in top.title and "gradio" in fix and "Requires-Python" in fix, fix
+
+
+def test_pep585_generic_sibling_needs_39():
+    top, fix = first(_site("3.8", "vllm", "def g(xs: list[int]) -> dict[str, int]:",
+                           "TypeError: 'type' object is not subscriptable"))
+    assert ident(top) == "version-constraint:python" and "3.9" in top.title, top.title
+
+
+def test_dict_union_sibling_needs_39():
+    top, _fix = first(_site("3.8", "mylib", "cfg = defaults | overrides",
+                            "TypeError: unsupported operand type(s) for |: 'dict' and 'dict'"))
+    assert "3.9" in top.title, top.title
+
+
+def test_match_statement_syntax_error_inside_a_package_needs_a_newer_python():
+    log = (f'  File "/home/me/.venv/lib/python3.9/site-packages/vllm/config.py", line 212\n'
+           "    match self.kind:\n          ^\nSyntaxError: invalid syntax\n")
+    top, fix = first(log)
+    assert ident(top) == "version-constraint:python" and "3.10" in top.title, top.title
+
+
+def test_syntax_error_in_a_package_on_python312_is_old_code():
+    log = (f'  File "/home/me/.venv/lib/python3.12/site-packages/oldpkg/core.py", line 40\n'
+           "    print 'hello'\n    ^^^^^^^^^^^^^\nSyntaxError: Missing parentheses in call to 'print'.\n")
+    top, fix = first(log)
+    assert "pip install --upgrade oldpkg" in fix and "needs Python" not in top.title, (top.title, fix)
+
+
+def test_subscript_and_syntax_errors_in_user_code_are_not_this_class():
+    for line in ("TypeError: 'type' object is not subscriptable", "SyntaxError: invalid syntax"):
+        items = [ident(x) for x in scan(_user("x = int[3]", line)).ordered()]
+        assert "version-constraint:python" not in items, items
+
+
+def test_union_on_python310_is_not_this_class():
+    items = [ident(x) for x in scan(_site("3.11", "mylib", "y = int | 3",
+                                          "TypeError: unsupported operand type(s) for |: 'type' and 'int'")).ordered()]
+    assert "version-constraint:python" not in items, items
+
+
+def test_pip_requires_a_different_python_names_the_spec_and_an_unpinned_install():
+    log = ("Collecting vllm==0.6.3\nERROR: Package 'vllm' requires a different Python: 3.8.10 not in '>=3.9'\n")
+    top, fix = first(log)
+    assert ident(top) == "version-constraint:python"
+    assert "'>=3.9'" in fix and "pip install vllm" in fix, fix
+
+
+def test_python_notices_stay_silent():
+    healthy("DeprecationWarning: Python 3.8 support is deprecated; please use Python >= 3.9\n"
+            "SyntaxWarning: invalid escape sequence '\\d'\nINFO: using typing.Optional for Python 3.9 compatibility\n")
+
+
+# --- torch without a usable NumPy -----------------------------------------------------------------------------------
+
+def test_numpy_not_available_after_array_api_warning_pins_numpy_below_2():
+    log = (f"{SITE}/torch/nn/modules/transformer.py:20: UserWarning: Failed to initialize NumPy: _ARRAY_API not found "
+           "(Triggered internally at ../torch/csrc/utils/tensor_numpy.cpp:84.)\n" +
+           _user("arr = out.cpu().numpy()", "RuntimeError: Numpy is not available"))
+    top, fix = first(log)
+    assert 'pip install "numpy<2"' in fix, fix
+
+
+def test_numpy_not_available_on_python313_upgrades_numpy_and_torch():
+    log = frames(("/home/me/app.py", "x = torch.from_numpy(a)"),
+                 ("/home/me/.venv/lib/python3.13/site-packages/mylib/io.py", "return torch.from_numpy(arr)")) + \
+        "RuntimeError: Numpy is not available\n"
+    top, fix = first(log)
+    assert "pip install --upgrade numpy torch" in fix and "numpy<2" not in fix, fix
+
+
+def test_numpy_init_warning_alone_stays_silent():
+    healthy(f"{SITE}/torch/_subclasses/functional_tensor.py:267: UserWarning: Failed to initialize NumPy: No module "
+            "named 'numpy' (Triggered internally at /pytorch/torch/csrc/utils/tensor_numpy.cpp:84.)\n"
+            "  cpu = _conversion_method_template(device=torch.device(\"cpu\"))\nepoch 1: loss=0.52\n")
+
+
+def test_numpy_not_available_alone_names_numpy_below_2():
+    log = frames(("/home/me/app.py", "x = ds[0]"),
+                 ("/home/me/.venv/lib/python3.10/site-packages/torch/utils/data/_utils/collate.py",
+                  "return collate_numpy_array_fn(batch)")) + "RuntimeError: Numpy is not available\n"
+    top, fix = first(log)
+    assert ident(top) == "version-constraint:numpy" and 'pip install "numpy<2"' in fix, fix

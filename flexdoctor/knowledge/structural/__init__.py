@@ -40,7 +40,7 @@ from . import e5
 from . import e4
 from . import f1
 from . import f2
-from . import g1
+from . import g1, g1_py
 from .collect import Collector, has_progress, last_progress_in
 from .context import LogFacts, facts
 from .model import CONFIDENCE, KINDS, Answer
@@ -86,7 +86,8 @@ _READERS = {"so-missing": libs.answer, "symbol": readers.symbol, "module": reade
             "f1-ray": f1.ray, "f1-fa1bwd": f1.fa1bwd,
             "f2-spawn": f2.spawn, "f2-limit": f2.limit, "f2-tls": f2.tls, "f2-drift": f2.drift, "f2-cudnn": f2.cudnn,
             "f2-kernel": f2.kernel,
-            "g1-kwarg": g1.kwarg, "g1-sig": g1.signature}
+            "g1-kwarg": g1.kwarg, "g1-sig": g1.signature, "g1-pyold": g1_py.pyold, "g1-pyreq": g1_py.pyreq,
+            "g1-numpy": g1_py.numpy}
 
 
 _WARNING = re.compile(r"[Ww]arning|WARNING|\bwarn\b|\bW\d{4} |Error caught was|not available|will not be enabled"
