@@ -289,3 +289,18 @@ def test_numpy_not_available_alone_names_numpy_below_2():
                   "return collate_numpy_array_fn(batch)")) + "RuntimeError: Numpy is not available\n"
     top, fix = first(log)
     assert ident(top) == "version-constraint:numpy" and 'pip install "numpy<2"' in fix, fix
+
+
+def test_vllm_sampling_params_use_beam_search_from_a_library_upgrades_it_or_pins_vllm():
+    log = frames(("/app/venv/lib/python3.11/site-packages/fastchat/serve/vllm_worker.py",
+                  "sampling_params = SamplingParams(")) + \
+        "TypeError: Unexpected keyword argument 'use_beam_search'\n"
+    top, fix = first(log)
+    assert ident(top) == "version-constraint:vllm"
+    assert "pip install --upgrade fastchat" in fix and 'vllm<0.6.3' in fix, fix
+
+
+def test_vllm_use_beam_search_in_user_code_names_beam_search():
+    top, fix = first(_user("params = SamplingParams(n=4, use_beam_search=True)",
+                           "TypeError: Unexpected keyword argument 'use_beam_search'"))
+    assert "BeamSearchParams" in fix and "vllm<0.6.3" in fix, fix

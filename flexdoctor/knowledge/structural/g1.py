@@ -47,6 +47,8 @@ def _owners() -> dict:
 def callee(seen: Seen) -> tuple[str, str]:
     """(the name as printed, the callee's own name): "SFTTrainer.__init__" -> SFTTrainer, "Accelerator.save" -> save,
     "__init__" -> "" (Python < 3.10 does not say whose)."""
+    if seen.text[seen.start:seen.start + 10] == "TypeError:":
+        return "", ""  # msgspec's wording names no callee
     m = _CALLEE.search(seen.text[max(0, seen.start - 200):seen.start])
     full = m.group(1).strip(".") if m else ""
     parts = [p for p in full.split(".") if p]
@@ -64,7 +66,10 @@ def _row(arg: str, name: str) -> tuple[Optional[dict], bool]:
         return exact[0], True
     owner = _owners().get(name)
     loose = [r for r in rows if r.get("any") and owner in (None, r["package"])]
-    return (loose[0], False) if loose else (None, False)
+    if not loose:
+        return None, False
+    # no callee named (Python < 3.10's "__init__()", msgspec's wording): a distinctive argument is the row's own
+    return loose[0], not name
 
 
 def _mod(dist: str) -> str:

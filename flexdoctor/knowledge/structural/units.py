@@ -1006,6 +1006,8 @@ UNITS = (
     # were given"); the callee's name is read from the text before the match (g1.callee).
     ("g1-kwarg", "shape", (
         r"\(\) got an unexpected keyword argument '(?P<arg>\w{1,100})'",
+        # msgspec Structs (vLLM's SamplingParams): "TypeError: Unexpected keyword argument 'use_beam_search'"
+        r"TypeError: Unexpected keyword argument '(?P<arg>\w{1,100})'",
     )),
     ("g1-sig", "shape", (
         r"\(\) missing (?P<missing>\d{1,2}) required (?:positional|keyword-only) arguments?: '(?P<arg>\w{1,100})'",
