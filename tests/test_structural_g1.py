@@ -304,3 +304,26 @@ def test_vllm_use_beam_search_in_user_code_names_beam_search():
     top, fix = first(_user("params = SamplingParams(n=4, use_beam_search=True)",
                            "TypeError: Unexpected keyword argument 'use_beam_search'"))
     assert "BeamSearchParams" in fix and "vllm<0.6.3" in fix, fix
+
+
+# --- standard-library names newer than this Python -------------------------------------------------------------------
+
+def test_typing_name_newer_than_python_in_a_package_needs_that_python_not_a_typing_upgrade():
+    log = _site("3.9", "outlines", "from typing import TypeAlias",
+                "ImportError: cannot import name 'TypeAlias' from 'typing' (/usr/lib/python3.9/typing.py)")
+    top, fix = first(log)
+    assert ident(top) == "version-constraint:python" and "3.10" in top.title, top.title
+    assert "pip install --upgrade typing" not in fix and "outlines" in fix, fix
+
+
+def test_tomllib_in_user_code_names_tomli():
+    log = frames(("/home/me/cfg.py", "import tomllib")) + "ModuleNotFoundError: No module named 'tomllib'\n"
+    top, fix = first("Python 3.10.12\n" + log)
+    assert "3.11" in top.title and "pip install tomli" in fix, (top.title, fix)
+
+
+def test_typing_name_on_a_python_that_has_it_is_not_this_class():
+    log = _site("3.12", "mylib", "from typing import Self", "ImportError: cannot import name 'Self' from 'typing' "
+                "(/home/me/mylib/typing.py)")
+    items = [ident(x) for x in scan(log).ordered()]
+    assert "version-constraint:python" not in items, items

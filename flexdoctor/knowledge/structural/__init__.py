@@ -87,7 +87,7 @@ _READERS = {"so-missing": libs.answer, "symbol": readers.symbol, "module": reade
             "f2-spawn": f2.spawn, "f2-limit": f2.limit, "f2-tls": f2.tls, "f2-drift": f2.drift, "f2-cudnn": f2.cudnn,
             "f2-kernel": f2.kernel,
             "g1-kwarg": g1.kwarg, "g1-sig": g1.signature, "g1-pyold": g1_py.pyold, "g1-pyreq": g1_py.pyreq,
-            "g1-numpy": g1_py.numpy}
+            "g1-numpy": g1_py.numpy, "g1-stdlib": g1_py.stdlib}
 
 
 _WARNING = re.compile(r"[Ww]arning|WARNING|\bwarn\b|\bW\d{4} |Error caught was|not available|will not be enabled"

@@ -7,6 +7,8 @@ and torch without a usable NumPy.
   except*, PEP 701 f-strings: newer syntax than this Python). g1_tables.toml [[python]] says which Python each needs.
 - ``pyreq``: pip's "Package 'X' requires a different Python: A not in 'SPEC'" (pip/_internal/resolution/.../
   requirements.py): a Python that satisfies SPEC, or let pip choose the release of X that supports this one.
+- ``stdlib``: "cannot import name 'TypeAlias' from 'typing'", "No module named 'tomllib'": a standard-library name newer
+  than this Python (g1_tables.toml [[stdlib]], the Python docs' "Added in version"), with its backport.
 - ``numpy``: torch's "Numpy is not available" (torch/csrc/utils/tensor_numpy.cpp): NumPy missing, or a NumPy 2 under a
   torch built for 1.x; "numpy<2" fixes both up to Python 3.12 (g1_tables.toml [numpy_unavailable]).
 """
@@ -109,3 +111,28 @@ def _too_new(dist: str, py: str, seen: Seen, facts: LogFacts, pkg: Optional[str]
     return _answer("version-constraint", "python", "medium", t("structural.g1.py.title_new", **v),
                    t("structural.g1.py.cause_new", **v), t("structural.g1.py.fix_new", **v),
                    ["python --version", f"python -m pip install --upgrade {dist}"], seen, facts, 22, package=pkg)
+
+
+def _stdlib_row(mod: str, name: str) -> Optional[dict]:
+    for row in _load("g1_tables.toml")["stdlib"]:
+        if row["module"] == mod and (name in row["names"] or (not name and not row["names"])):
+            return row
+    return None
+
+
+def stdlib(seen: Seen, facts: LogFacts) -> Optional[Answer]:
+    mod, name = seen.groups.get("mod", ""), seen.groups.get("name", "")
+    row = _stdlib_row(mod, name)
+    if row is None or (facts.python and vkey(facts.python) >= vkey(row["added"])):
+        return None  # unknown, or this Python has it (then the name is shadowed or misspelt: not this class)
+    pkg = _site_package(facts)
+    dist = pkg.replace("_", "-") if pkg else None
+    what = f"{mod}.{name}" if name else mod
+    v = {"pkg": dist or t("structural.g1.py.your_code"), "py": facts.python or t("structural.g1.py.this_python"),
+         "needs": row["added"], "what": what, "backport": row.get("backport", "")}
+    case = "pkg" if dist else ("backport" if row.get("backport") else "code")
+    fix = t("structural.g1.py.fix_pkg", **v) if dist else t(f"structural.g1.std.fix_{case}", **v)
+    commands = ["python --version"] + ([f"python -m pip show {dist}"] if dist else
+                                       [f"python -m pip install {row['backport']}"] if row.get("backport") else [])
+    return _answer("version-constraint", "python", "high", t("structural.g1.py.title", **v),
+                   t("structural.g1.std.cause", **v), fix, commands, seen, facts, 22, package=pkg)

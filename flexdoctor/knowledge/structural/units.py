@@ -1026,6 +1026,11 @@ UNITS = (
         r"Package '(?P<pkg>[A-Za-z0-9][\w.-]{0,80})' requires a different Python: (?P<py>[\d.]{1,20}) not in "
         r"'(?P<spec>[^'\n]{1,100})'",
     )),
+    # A standard-library name or module newer than this Python (g1_tables.toml [[stdlib]]).
+    ("g1-stdlib", "shape", (
+        r"cannot import name '(?P<name>\w{1,80})' from '(?P<mod>typing|functools|itertools|enum|datetime)'",
+        r"No module named '(?P<mod>tomllib|zoneinfo|graphlib)'",
+    )),
     # torch/csrc/utils/tensor_numpy.cpp tensor_from_numpy / tensor_to_numpy (thrown as RuntimeError).
     ("g1-numpy", "shape", (
         r"RuntimeError: Numpy is not available",
