@@ -1161,6 +1161,41 @@ UNITS = (
         r"exit_code[=:] {0,4}(?P<sure>137)\b",
         r"(?P<sure>OOMKilled)(?!\"?: ?false)",
     )),
+    # --- tune-g1
+    # API drift in calls: CPython's argument errors (Python/ceval.c, Python/getargs.c: "%U() got an unexpected keyword
+    # argument '%S'", "%U() missing %i required positional argument(s): %U", "%U() takes %d positional arguments but %d
+    # were given"); the callee's name is read from the text before the match (g1.callee).
+    ("g1-kwarg", "shape", (
+        r"\(\) got an unexpected keyword argument '(?P<arg>\w{1,100})'",
+        # msgspec Structs (vLLM's SamplingParams): "TypeError: Unexpected keyword argument 'use_beam_search'"
+        r"TypeError: Unexpected keyword argument '(?P<arg>\w{1,100})'",
+    )),
+    ("g1-sig", "shape", (
+        r"\(\) missing (?P<missing>\d{1,2}) required (?:positional|keyword-only) arguments?: '(?P<arg>\w{1,100})'",
+        r"\(\) takes (?:from \d{1,2} to )?(?P<n>\d{1,2}) positional arguments? but (?P<m>\d{1,2}) (?:were|was) given",
+    )),
+    # An interpreter too old for a package's code (PEP 604 unions, PEP 585 generics, PEP 584 dict union, newer syntax
+    # inside site-packages; g1_py.pyold reads only the error the run died of, in an installed package's frame).
+    ("g1-pyold", "shape", (
+        r"TypeError: unsupported operand type\(s\) for \|: '(?P<l>\w{1,40})' and '(?P<r>\w{1,40})'",
+        r"TypeError: '(?P<sub>type|ABCMeta|_SpecialGenericAlias)' object is not subscriptable",
+        r"SyntaxError: (?P<syn>[^\n]{0,200})",
+    )),
+    # pip/_internal/resolution/resolvelib/requirements.py RequiresPythonRequirement ("Package %r requires a different
+    # Python: %s not in %r").
+    ("g1-pyreq", "shape", (
+        r"Package '(?P<pkg>[A-Za-z0-9][\w.-]{0,80})' requires a different Python: (?P<py>[\d.]{1,20}) not in "
+        r"'(?P<spec>[^'\n]{1,100})'",
+    )),
+    # A standard-library name or module newer than this Python (g1_tables.toml [[stdlib]]).
+    ("g1-stdlib", "shape", (
+        r"cannot import name '(?P<name>\w{1,80})' from '(?P<mod>typing|functools|itertools|enum|datetime)'",
+        r"No module named '(?P<mod>tomllib|zoneinfo|graphlib)'",
+    )),
+    # torch/csrc/utils/tensor_numpy.cpp tensor_from_numpy / tensor_to_numpy (thrown as RuntimeError).
+    ("g1-numpy", "shape", (
+        r"RuntimeError: Numpy is not available",
+    )),
 )
 
 LAYER_IDS = {uid: n for n, (uid, _layer, _pats) in enumerate(UNITS)}
