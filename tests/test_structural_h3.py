@@ -151,3 +151,22 @@ def test_unsloth_zoo_sibling_with_a_tag_gives_the_command():
 def test_unsloth_banner_is_silent():
     healthy("==((====))==  Unsloth 2025.3.9: Fast Llama patching. Transformers: 4.49.0.\n"
             "   \\\\   /|    GPU: NVIDIA GeForce RTX 4090. Max memory: 23.988 GB. Platform: Linux.\n")
+
+
+# --- a refused keyword: the caller past decorator frames (g1.caller via h3.call_site) ---------------------------------
+
+def test_deprecation_decorator_frame_is_not_the_caller():
+    log = frames(("/home/ml/finetune.py", "trainer = SFTTrainer(model=model, packing=True)"),
+                 (f"{SITE}/transformers/utils/deprecation.py", "return func(*args, **kwargs)")) + \
+        "TypeError: SFTTrainer.__init__() got an unexpected keyword argument 'packing'\n"
+    top, fix = first(log)
+    assert ident(top) == "version-constraint:trl" and "SFTConfig" in fix and "transformers passes" not in fix, fix
+
+
+def test_library_caller_of_a_renamed_kwarg_also_names_the_new_name():
+    log = frames(("/home/ml/finetune.py", "trainer = SFTTrainer(model=model, tokenizer=tok)"),
+                 (f"{SITE}/huggingface_hub/utils/_deprecation.py", "return f(*args, **kwargs)"),
+                 (f"{SITE}/trl/trainer/sft_trainer.py", "super().__init__(")) + \
+        "TypeError: Trainer.__init__() got an unexpected keyword argument 'tokenizer'\n"
+    top, fix = first(log)
+    assert "pip install --upgrade trl" in fix and "processing_class=" in fix, fix
