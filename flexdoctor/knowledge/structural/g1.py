@@ -20,7 +20,7 @@ import re
 from typing import Optional
 
 from ...text import t
-from . import history
+from . import h3, history
 from .collect import Seen, package_of
 from .context import LogFacts
 from .model import Answer
@@ -78,9 +78,10 @@ def _mod(dist: str) -> str:
 
 def caller(facts: LogFacts) -> Optional[str]:
     """The installed package the failing call was made from (the last traceback frame), None for the user's code."""
-    if not facts.paths:
+    site = h3.call_site(facts.paths)  # tune-h3: past decorator frames that only pass the call through
+    if site is None:
         return None
-    pkg = package_of(facts.paths[-1].replace("\\", "/"))
+    pkg = package_of(site.replace("\\", "/"))
     return pkg if pkg and _DIST.fullmatch(pkg) else None
 
 
@@ -146,6 +147,8 @@ def _table_answer(row: dict, exact: bool, shown: str, arg: str, seen: Seen, fact
         if row.get("removed") and exact:
             commands.append(f'python -m pip install "{pkg}<{row["removed"]}"')
     fix = t(f"structural.g1.kw.fix_{case}", **v)
+    if case == "caller" and action == "rename" and row.get("new"):
+        fix += " " + t("structural.h3.kw.caller_rename", **v)  # tune-h3: the user's own call may pass the old name too
     title = t("structural.g1.kw.title", callee=shown, arg=arg, pkg=pkg)
     cause = t(f"structural.g1.kw.cause_{action}", **v) if exact or action == "added" else \
         t("structural.g1.kw.cause_any", **v)

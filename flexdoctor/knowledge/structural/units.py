@@ -1196,6 +1196,32 @@ UNITS = (
     ("g1-numpy", "shape", (
         r"RuntimeError: Numpy is not available",
     )),
+    # --- tune-h3
+    # A model config newer than the transformers that reads it (h3_tables.toml [[rope_message]]): the two-field
+    # rope_scaling validation of transformers <= 4.42 (and of remote-code configuration files copied from it, some
+    # with the typo "with with") refusing Llama 3.1's rope_type 'llama3', 'yarn', 'longrope'.
+    ("h3-config", "shape", (
+        r"`rope_scaling` must be a dictionary with (?:with )?two fields, `type` and `factor`, got (?P<got>\{[^\n]{1,600})",
+        r"`rope_scaling`'s type field must be one of \[[\w', ]{1,200}\], got (?P<rtype>[\w-]{1,40})",
+    )),
+    # Two diffusion architectures in one graph (h3_tables.toml [[width]], [[layer]]): torch's F.linear shape error
+    # (aten/src/ATen/native/LinearAlgebra.cpp: "mat1 and mat2 shapes cannot be multiplied (AxB and CxD)"); h3.sdmix reads
+    # it only when B is a known text-conditioning width and (C, D) a known layer of another family.
+    ("h3-sdmix", "shape", (
+        r"mat1 and mat2 shapes cannot be multiplied \((?P<r1>\d{1,7})x(?P<w1>\d{1,6}) and (?P<w2>\d{1,6})x(?P<out>\d{1,6})\)",
+    )),
+    # A GPU out of memory in ComfyUI (its console and its error report "- **Exception Type:** torch.OutOfMemoryError");
+    # h3.oom answers only with ComfyUI's frames or report.
+    ("h3-oom", "shape", (
+        r"\*\*Exception Type:\*\* (?:torch\.(?:cuda\.)?)?(?P<report>OutOfMemoryError)",
+        r"OutOfMemoryError: (?:CUDA out of memory|Allocation on device)",
+        r"CUDA out of memory\. Tried to allocate",
+    )),
+    # A library refusing to start because torch sees no GPU (h3_tables.toml [[nogpu]]).
+    ("h3-nogpu", "shape", (
+        r"(?P<pkg>Unsloth): No NVIDIA GPU found\? Unsloth currently only supports GPUs",
+        r"(?P<pkg>Unsloth) cannot find any torch accelerator\? You need a GPU",
+    )),
 )
 
 LAYER_IDS = {uid: n for n, (uid, _layer, _pats) in enumerate(UNITS)}
