@@ -368,9 +368,10 @@ def test_rocm_sdpa_warning_names_aotriton_not_windows():
     item = first("m.py:9: UserWarning: Torch was not compiled with flash attention. (Triggered internally at "
                  "../aten/src/ATen/native/transformers/hip/sdp_utils.cpp:505.)\n")
     assert item.entry.symbol == "rocm-torch-without-flash-sdpa"
-    cuda = first("m.py:9: UserWarning: 1Torch was not compiled with flash attention. (Triggered internally at "
-                 "C:\\actions-runner\\_work\\pytorch\\aten\\src\\ATen\\native\\transformers\\cuda\\sdp_utils.cpp:555.)\n")
-    assert cuda.entry.symbol == "windows-torch-without-flash-sdpa"
+    # the Windows wheels' twin is a note, not a problem: healthy Windows runs print it (round 9's healthy logs)
+    cuda = scan("m.py:9: UserWarning: 1Torch was not compiled with flash attention. (Triggered internally at "
+                "C:\\actions-runner\\_work\\pytorch\\aten\\src\\ATen\\native\\transformers\\cuda\\sdp_utils.cpp:555.)\n")
+    assert not cuda.found and [n.entry.symbol for n in cuda.notes] == ["windows-torch-without-flash-sdpa"]
 
 
 # --- FSDP auto-wrap with a layer class the model lacks ----------------------------------------------
