@@ -152,3 +152,15 @@ def test_lora_targets_sibling_names_the_family_from_the_path():
         "and try again.\n")
     top, fix = first(log)
     assert ident(top) == "unsupported-op:peft" and "This is a Baichuan model: target W_pack" in fix, fix
+
+
+# --- CUDA out of memory: the fix names the training and the inference remedies ----------------------------------------
+
+def test_cuda_oom_fix_names_offload_and_training_savers():
+    log = frames((f"{SITE}/diffusers/pipelines/flux/pipeline_flux.py", "noise_pred = self.transformer(")) + (
+        "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 72.00 MiB. GPU 0 has a total capacity of 15.69 GiB "
+        "of which 3.12 MiB is free. Of the allocated memory 15.21 GiB is allocated by PyTorch, and 95.10 MiB is reserved "
+        "by PyTorch but unallocated.\n")
+    top, fix = first(log)
+    assert ident(top) == "out-of-memory:cuda"
+    assert "enable_model_cpu_offload()" in fix and "gradient_checkpointing" in fix and "8-bit Adam" in fix, fix
