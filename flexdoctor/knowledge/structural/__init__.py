@@ -45,6 +45,7 @@ from . import g4
 from . import g3
 from . import g1, g1_py
 from . import h3
+from . import h1
 from .collect import Collector, has_progress, last_progress_in
 from .context import LogFacts, facts
 from .model import CONFIDENCE, KINDS, Answer
@@ -96,7 +97,9 @@ _READERS = {"so-missing": libs.answer, "symbol": readers.symbol, "module": reade
             "g3-autograd": g3.autograd, "g3-numeric": g3.numeric, "g3-wrap": g3.wrap, "g3-death": g3.death,
             "g1-kwarg": g1.kwarg, "g1-sig": g1.signature, "g1-pyold": g1_py.pyold, "g1-pyreq": g1_py.pyreq,
             "g1-numpy": g1_py.numpy, "g1-stdlib": g1_py.stdlib,
-            "h3-config": h3.config, "h3-sdmix": h3.sdmix, "h3-oom": h3.oom, "h3-nogpu": h3.nogpu}
+            "h3-config": h3.config, "h3-sdmix": h3.sdmix, "h3-oom": h3.oom, "h3-nogpu": h3.nogpu,
+            "h1-cudnn-sdpa": h1.cudnn_sdpa, "h1-classes": h1.torch_classes, "h1-pad": h1.pad,
+            "h1-tokhub": h1.tokenizer_hub, "h1-lora": h1.lora}
 
 
 _WARNING = re.compile(r"[Ww]arning|WARNING|\bwarn\b|\bW\d{4} |Error caught was|not available|will not be enabled"

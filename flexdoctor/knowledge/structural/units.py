@@ -1222,6 +1222,37 @@ UNITS = (
         r"(?P<pkg>Unsloth): No NVIDIA GPU found\? Unsloth currently only supports GPUs",
         r"(?P<pkg>Unsloth) cannot find any torch accelerator\? You need a GPU",
     )),
+    # --- tune-h1
+    # SDPA on cuDNN with no plan (h1_tables.toml [cudnn_sdpa]): torch's AT_CUDNN_FRONTEND_CHECK prefix
+    # (aten/src/ATen/cudnn/Exceptions.h) and cudnn_frontend's plan/engine errors, with or without the prefix.
+    ("h1-cudnn-sdpa", "shape", (
+        r"cuDNN Frontend error: ",
+        r"\[cudnn_frontend\] Error: No (?:valid )?(?:execution plans? (?:support the graph|built)|engine configs)",
+    )),
+    # torch.classes probed as a module (h1_tables.toml [streamlit]): Streamlit's watcher log line (logged with the
+    # exception; "sure": it exists only when the probe failed), torch's own message for an unregistered custom class
+    # (torch/csrc/jit/python/script_init.cpp via torch/_classes.py).
+    ("h1-classes", "shape", (
+        r"(?P<sure>Examining the path of) (?P<mod>torch\.classes) raised",
+        r"Tried to instantiate class '(?P<cls>[\w.]{1,200})', but it does not exist! Ensure that it is registered via "
+        r"torch::class",
+    )),
+    # transformers: a tokenizer with no pad token asked to pad (tokenization_utils_base.py), a decoder-only
+    # ...ForSequenceClassification with no pad_token_id (modeling_gpt2.py, modeling_llama.py ...). Both are raised only
+    # ("sure": pasted often without "ValueError:").
+    ("h1-pad", "shape", (
+        r"(?P<sure>Asking to pad but the tokenizer does not have a padding token)",
+        r"(?P<sure>Cannot handle batch sizes > 1 if (?P<head>no) padding token is defined)",
+    )),
+    # transformers: every tokenizer file unresolved (connection errors are swallowed): tokenization_utils_base.py.
+    ("h1-tokhub", "shape", (
+        r"Can't load tokenizer for '(?P<repo>[^'\n]{1,300})'\. If you were trying to load it from "
+        r"'https://huggingface\.co/models'",
+    )),
+    # PEFT's inject_adapter (peft/tuners/tuners_utils.py): target module names the model lacks (h1_tables.toml [[lora]]).
+    ("h1-lora", "shape", (
+        r"Target modules? (?P<targets>[^\n]{1,300}?) not found in the base model",
+    )),
 )
 
 LAYER_IDS = {uid: n for n, (uid, _layer, _pats) in enumerate(UNITS)}
