@@ -364,7 +364,7 @@ UNITS = (
         r"(?P<conda>PackagesNotFoundError): The following packages are not available from current channels",
         r"Could not install packages due to an OSError: \[Errno 28\] (?P<nospace>No space left on device)",
         r"(?P<hashes>THESE PACKAGES DO NOT MATCH THE HASHES)",
-        r"(?P<proto>Descriptors cannot be created directly)",
+        r"(?P<proto>Descriptors cannot (?:not )?be created directly)",  # 4.21.x printed "cannot not" (fangfufu/Linux-Fake-Background-Webcam#179, 4.21.1)
     )),
     # Lines that exist only when something failed, with no error word of their own (_fatal takes them):
     # resolution conflicts (pip's "The conflict is caused by:" lines, resolvelib/factory.py; uv's pubgrub
