@@ -43,6 +43,7 @@ from . import f2
 from . import g2
 from . import g4
 from . import g3
+from . import h2
 from . import g1, g1_py
 from . import h3
 from . import h1
@@ -99,7 +100,8 @@ _READERS = {"so-missing": libs.answer, "symbol": readers.symbol, "module": reade
             "g1-numpy": g1_py.numpy, "g1-stdlib": g1_py.stdlib,
             "h3-config": h3.config, "h3-sdmix": h3.sdmix, "h3-oom": h3.oom, "h3-nogpu": h3.nogpu,
             "h1-cudnn-sdpa": h1.cudnn_sdpa, "h1-classes": h1.torch_classes, "h1-pad": h1.pad,
-            "h1-tokhub": h1.tokenizer_hub, "h1-lora": h1.lora}
+            "h1-tokhub": h1.tokenizer_hub, "h1-lora": h1.lora,
+            "h2-zero3": h2.zero3, "h2-env": h2.envrank, "h2-mp": h2.mp, "h2-ort": h2.ort, "h2-uvtag": h2.uvtag}
 
 
 _WARNING = re.compile(r"[Ww]arning|WARNING|\bwarn\b|\bW\d{4} |Error caught was|not available|will not be enabled"

@@ -364,7 +364,7 @@ UNITS = (
         r"(?P<conda>PackagesNotFoundError): The following packages are not available from current channels",
         r"Could not install packages due to an OSError: \[Errno 28\] (?P<nospace>No space left on device)",
         r"(?P<hashes>THESE PACKAGES DO NOT MATCH THE HASHES)",
-        r"(?P<proto>Descriptors cannot be created directly)",
+        r"(?P<proto>Descriptors cannot (?:not )?be created directly)",  # 4.21.x printed "cannot not" (fangfufu/Linux-Fake-Background-Webcam#179, 4.21.1)
     )),
     # Lines that exist only when something failed, with no error word of their own (_fatal takes them):
     # resolution conflicts (pip's "The conflict is caused by:" lines, resolvelib/factory.py; uv's pubgrub
@@ -419,6 +419,8 @@ UNITS = (
     # is supported on MacOS 12.3+.", later "13.0+", "14.0+"); MPS ops given a CPU tensor (OperationUtils.mm).
     ("c4-mac", "shape", (
         r"incompatible architecture \(have '(?P<have>x86_64|arm64e?)', need '(?P<need>x86_64|arm64e?)'",
+        # (tune-h2) newer dyld: "(have (arm64), need (x86_64h))"; x86_64h is the slice an Intel (Haswell+) Mac asks for
+        r"incompatible architecture \(have \((?P<have>x86_64h?|arm64e?)\), need \((?P<need>x86_64h?|arm64e?)\)\)",
         r"(?P<wrong>mach-o, but wrong architecture)",
         r"MPS backend is supported on Mac ?OS (?P<macos>\d{2}(?:\.\d{1,2})?)\+",
         r"(?P<placeholder>Placeholder storage has not been allocated on MPS device)",
@@ -443,7 +445,9 @@ UNITS = (
         r"(?P<twice>has been marked as ready twice)",
         r"(?P<static>Your training graph has changed in this iteration)",
         r"(?P<lightning>not used in producing the loss returned by training_step)",
-        r"(?P<pg>Default process group has not been initialized)",
+        # (tune-h2) the raising frame's own source line in torch < 1.8, where a paste stops before "AssertionError: ..."
+        r"^\s{1,8}\"(?P<sure>(?P<pg>Default process group is not initialized))\"\s{0,4}$",
+        r"(?P<pg>Default process group (?:has not been|is not) initialized)",  # torch < 1.8: "is not" (_check_default_pg)
         r"(?P<devids>device_ids can only be None or contain a single element)",
         r"(?P<placement>DistributedDataParallel device_ids and output_device arguments only work with) "
         r"[^\n]{0,200}?and module parameters \{(?P<devs>[^}\n]{1,200})\}",
@@ -1252,6 +1256,37 @@ UNITS = (
     # PEFT's inject_adapter (peft/tuners/tuners_utils.py): target module names the model lacks (h1_tables.toml [[lora]]).
     ("h1-lora", "shape", (
         r"Target modules? (?P<targets>[^\n]{1,300}?) not found in the base model",
+    )),
+    # --- tune-h2
+    # A 0-element weight reaching an op that checks its shape (h2_tables.toml [[zero3]]): DeepSpeed ZeRO-3 / FSDP
+    # partitioned the parameter and it is used outside the engine (ATen Embedding.cpp, Convolution.cpp, layer_norm.h).
+    ("h2-zero3", "shape", (
+        r"RuntimeError: (?P<emb>'weight' must be 2-D)",
+        r"RuntimeError: (?P<conv>weight should have at least three dimensions)",
+        r"(?P<ln>Expected weight to be of same shape as normalized_shape), but got weight of shape \[0\]",
+    )),
+    # The launcher's variables missing (h2_tables.toml [[launcher_env]]): torch/distributed/rendezvous.py's env://
+    # handler, or the script's own os.environ[...] raising KeyError.
+    ("h2-env", "shape", (
+        r"Error initializing torch\.distributed using env:// rendezvous: environment variable "
+        r"(?P<var>RANK|WORLD_SIZE|MASTER_ADDR|MASTER_PORT|LOCAL_RANK) expected",
+        r"KeyError: '(?P<var>RANK|LOCAL_RANK|WORLD_SIZE|LOCAL_WORLD_SIZE|MASTER_ADDR|MASTER_PORT)'\s{0,4}$",
+        # the raising frame's own line, where a paste stops before the exception line
+        r"raise _env_error\(\"(?P<var>RANK|WORLD_SIZE|MASTER_ADDR|MASTER_PORT|LOCAL_RANK)\"\)",
+    )),
+    # Meta's reference Llama loaders (h2_tables.toml [[mp]]): one process per consolidated.NN.pth shard.
+    ("h2-mp", "shape", (
+        r"Loading a checkpoint for MP=(?P<mp>\d{1,3}) but world size is (?P<ws>\d{1,4})",
+    )),
+    # onnxruntime-gpu's CUDA provider library needing a library of another CUDA major (h2_tables.toml [[ort]];
+    # onnxruntime/core/session/provider_bridge_ort.cc). The name alone, so a line wrapped before it still matches.
+    ("h2-ort", "shape", (
+        r"libonnxruntime_providers_cuda\.so with error: (?P<lib>lib[\w+-]{1,60}\.so(?:\.\d{1,3}){1,3})",
+    )),
+    # uv's resolver: no wheel for the interpreter's platform tag (h2_tables.toml [[uvtag]]); uv prints it only when
+    # resolution failed ("sure").
+    ("h2-uvtag", "shape", (
+        r"(?P<sure>matching platform tag) \(e\.g\., `(?P<tag>[\w.]{1,80})`\)",
     )),
 )
 
