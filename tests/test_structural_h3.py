@@ -7,6 +7,8 @@ not copied from the corpus; each class has a sibling and a healthy neighbour tha
 
 from __future__ import annotations
 
+import pytest
+
 from _explain_items import first_with_fix as first
 from _explain_items import frames
 from _explain_items import healthy, ident
@@ -170,3 +172,38 @@ def test_library_caller_of_a_renamed_kwarg_also_names_the_new_name():
         "TypeError: Trainer.__init__() got an unexpected keyword argument 'tokenizer'\n"
     top, fix = first(log)
     assert "pip install --upgrade trl" in fix and "processing_class=" in fix, fix
+
+
+# --- out of memory in the programs that have their own memory options (h3_tables.toml [[oom_stack]]) ----------------
+
+_OOM = "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB. GPU 0 has a total capacity of 23.55 GiB\n"
+_SP = "/home/u/.venv/lib/python3.11/site-packages"
+
+
+@pytest.mark.parametrize("frame, want", [
+    (f"{_SP}/vllm/worker/model_runner.py", "--gpu-memory-utilization"),
+    (f"{_SP}/vllm/v1/worker/gpu_model_runner.py", "--tensor-parallel-size"),
+    ("/home/u/kohya_ss/sd-scripts/sdxl_train.py", "--fused_backward_pass"),
+    ("/home/u/lora/train_network.py", "--cache_latents"),
+    ("C:\\sd\\stable-diffusion-webui\\modules\\processing.py", "--medvram"),
+    ("/home/u/diffusers/examples/dreambooth/train_dreambooth_lora_sdxl.py", "--use_8bit_adam"),
+    (f"{_SP}/deepspeed/runtime/engine.py", "offload_optimizer"),
+    (f"{_SP}/transformers/trainer.py", "gradient_checkpointing=True"),
+    (f"{_SP}/trl/trainer/sft_trainer.py", "adamw_bnb_8bit"),
+    (f"{_SP}/diffusers/pipelines/flux/pipeline_flux.py", "enable_model_cpu_offload"),
+])
+def test_oom_answers_with_the_programs_own_memory_options(frame, want):
+    top, fix = first(frames(("/home/u/run.py", "main()"), (frame, "out = self.model(x)")) + _OOM)
+    assert ident(top) == "out-of-memory:cuda" and want in fix, fix
+
+
+def test_oom_inside_comfy_running_diffusers_is_comfys():
+    log = frames(("/ComfyUI/execution.py", "run()"), (f"{_SP}/diffusers/pipelines/flux/pipeline_flux.py", "x")) + _OOM
+    top, fix = first(log)
+    assert "--lowvram" in fix and "enable_model_cpu_offload" not in fix, fix
+
+
+def test_oom_in_a_plain_script_keeps_the_generic_options():
+    top, fix = first(frames(("/home/u/train.py", "loss = model(x)")) + _OOM)
+    assert ident(top) == "out-of-memory:cuda"
+    assert not any(w in fix for w in ("--gpu-memory-utilization", "--medvram", "--cache_latents", "offload_optimizer")), fix

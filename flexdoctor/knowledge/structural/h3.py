@@ -29,7 +29,6 @@ from .tables import _load
 
 _ROPE_TYPE = re.compile(r"'(?:rope_)?type': '(?P<rt>[\w-]{1,40})'")
 _CONFIG_FILE = re.compile(r"models[\\/](?P<model>\w{1,60})[\\/]configuration_\w{1,60}\.py$")
-_COMFY = re.compile(r"ComfyUI|[\\/]comfy[\\/]|custom_nodes|python_embeded|execution\.py$")
 
 
 def _say(key: str, **kw) -> str:
@@ -104,11 +103,32 @@ def sdmix(seen: Seen, facts: LogFacts) -> Optional[Answer]:
 
 # --- out of memory in ComfyUI ----------------------------------------------------------------------------------------
 
+@functools.lru_cache(maxsize=1)
+def _oom_stacks() -> tuple:
+    """(name, frame-path regex) of the programs whose own memory knobs answer a GPU out of memory, in the
+    order they are tried (h3_tables.toml [[oom_stack]]: a program that runs inside another comes first)."""
+    return tuple((row["name"], re.compile(row["paths"])) for row in _table()["oom_stack"])
+
+
+def oom_stack(seen: Seen, facts: LogFacts) -> Optional[str]:
+    """The program a GPU out of memory happened in, read from the traceback's frames (ComfyUI also from
+    its error report), or None."""
+    if seen.groups.get("report"):
+        return "comfy"
+    for name, paths in _oom_stacks():
+        if any(paths.search(p) for p in facts.paths):
+            return name
+    return None
+
+
 def oom(seen: Seen, facts: LogFacts) -> Optional[Answer]:
-    if not (seen.groups.get("report") or any(_COMFY.search(p) for p in facts.paths)):
-        return None  # the generic reading (errors.oom) answers outside ComfyUI
-    return _answer("out-of-memory", "cuda", "medium", t("structural.title.oom", dev="cuda"), _say("oom.cause_comfy"),
-                   _say("oom.fix_comfy"), [], seen, facts, 46)
+    stack = oom_stack(seen, facts)
+    if stack is None:
+        return None  # the generic reading (errors.oom) answers for a program without known knobs
+    cause = _say("oom.cause_comfy") if stack == "comfy" else t("structural.oom.cuda.cause")
+    commands = ["nvidia-smi"] if stack == "vllm" else []
+    return _answer("out-of-memory", "cuda", "medium", t("structural.title.oom", dev="cuda"), cause,
+                   _say(f"oom.fix_{stack}"), commands, seen, facts, 46)
 
 
 # --- a library that needs a GPU torch does not see -------------------------------------------------------------------
