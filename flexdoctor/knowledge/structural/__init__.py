@@ -44,6 +44,7 @@ from . import g2
 from . import g4
 from . import g3
 from . import g1, g1_py
+from . import h4  # tune-h4
 from .collect import Collector, has_progress, last_progress_in
 from .context import LogFacts, facts
 from .model import CONFIDENCE, KINDS, Answer
@@ -94,7 +95,8 @@ _READERS = {"so-missing": libs.answer, "symbol": readers.symbol, "module": reade
             "g4-triton": g4.triton, "g4-choices": g4.choices, "g4-dynamo": g4.dynamo, "g4-flex": g4.flex,
             "g3-autograd": g3.autograd, "g3-numeric": g3.numeric, "g3-wrap": g3.wrap, "g3-death": g3.death,
             "g1-kwarg": g1.kwarg, "g1-sig": g1.signature, "g1-pyold": g1_py.pyold, "g1-pyreq": g1_py.pyreq,
-            "g1-numpy": g1_py.numpy, "g1-stdlib": g1_py.stdlib}
+            "g1-numpy": g1_py.numpy, "g1-stdlib": g1_py.stdlib,
+            "h4-win127": h4.win127, "h4-cudnn": h4.cudnn, "h4-torchmod": h4.torch_missing}
 
 
 _WARNING = re.compile(r"[Ww]arning|WARNING|\bwarn\b|\bW\d{4} |Error caught was|not available|will not be enabled"
