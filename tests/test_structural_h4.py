@@ -167,3 +167,47 @@ def test_pytest_passing_output_is_healthy():
             "collected 12 items\n"
             "tests/test_mps.py ....s.......                                            [100%]\n"
             "======================== 11 passed, 1 skipped in 3.21s =========================\n")
+
+
+# --- vLLM engine core start-up wrapper --------------------------------------------------------------------------------
+
+_CORE = frames(("/srv/venv/lib/python3.12/site-packages/vllm/v1/engine/core_client.py", "self._wait_for_engine_startup()"),
+               ("/srv/venv/lib/python3.12/site-packages/vllm/v1/engine/utils.py", "raise RuntimeError(")) + (
+    "RuntimeError: Engine core initialization failed. See root cause above. Failed core proc(s): {'EngineCore_0': 1}\n")
+
+
+def test_vllm_engine_core_wrapper_alone_names_gpu_memory_utilization():
+    top, fix = first(_CORE)
+    assert ident(top) == "launcher:vllm-engine-core"
+    assert "--gpu-memory-utilization" in fix and "VLLM_LOGGING_LEVEL=DEBUG" in fix, fix
+
+
+def test_vllm_engine_core_wrapper_yields_to_the_root_error_above():
+    log = ("(EngineCore_0 pid=812) ERROR 06-02 10:01:02 [core.py:586] EngineCore failed to start.\n"
+           "(EngineCore_0 pid=812) torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB. GPU 0 has a "
+           "total capacity of 23.55 GiB of which 1.02 GiB is free.\n") + _CORE
+    top, _fix = first(log)
+    assert ident(top) != "launcher:vllm-engine-core", ident(top)
+
+
+def test_vllm_startup_info_is_healthy():
+    healthy("INFO 06-02 10:01:02 [core.py:69] Initializing a V1 LLM engine (v0.9.1) with config: model='m', "
+            "gpu_memory_utilization=0.9\n"
+            "INFO 06-02 10:01:40 [api_server.py:1336] Starting vLLM API server 0 on http://0.0.0.0:8000\n")
+
+
+# --- pip: a CUDA build the searched index does not list --------------------------------------------------------------
+
+def _nover(req: str, versions: str) -> str:
+    return (f"ERROR: Could not find a version that satisfies the requirement {req} (from versions: {versions})\n"
+            f"ERROR: No matching distribution found for {req}\n")
+
+
+def test_pip_cuda_build_not_on_generic_index_names_the_cuda_index():
+    _top, fix = first(_nover("torch==2.4.1+cu118", "2.3.1, 2.3.1+cpu, 2.4.1, 2.4.1+cpu, 2.6.0+cu126, 2.7.0+cu128"))
+    assert "--index-url https://download.pytorch.org/whl/cu118" in fix, fix
+
+
+def test_pip_cuda_build_that_never_existed_is_not_sent_to_an_index():
+    _top, fix = first(_nover("torch==2.7.0+cu121", "2.6.0, 2.6.0+cu126, 2.7.0, 2.7.0+cu126, 2.7.0+cu128"))
+    assert "whl/cu121" not in fix, fix

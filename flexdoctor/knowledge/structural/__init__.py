@@ -96,7 +96,8 @@ _READERS = {"so-missing": libs.answer, "symbol": readers.symbol, "module": reade
             "g3-autograd": g3.autograd, "g3-numeric": g3.numeric, "g3-wrap": g3.wrap, "g3-death": g3.death,
             "g1-kwarg": g1.kwarg, "g1-sig": g1.signature, "g1-pyold": g1_py.pyold, "g1-pyreq": g1_py.pyreq,
             "g1-numpy": g1_py.numpy, "g1-stdlib": g1_py.stdlib,
-            "h4-win127": h4.win127, "h4-cudnn": h4.cudnn, "h4-torchmod": h4.torch_missing}
+            "h4-win127": h4.win127, "h4-cudnn": h4.cudnn, "h4-torchmod": h4.torch_missing,
+            "h4-vllmcore": h4.vllm_core}
 
 
 _WARNING = re.compile(r"[Ww]arning|WARNING|\bwarn\b|\bW\d{4} |Error caught was|not available|will not be enabled"

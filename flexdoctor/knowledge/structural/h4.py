@@ -23,6 +23,7 @@ from . import f2
 from .collect import Seen
 from .context import LogFacts
 from .model import Answer
+from .errors import env
 from .readers import _answer
 from .tables import _load
 
@@ -135,3 +136,16 @@ _BUILD = re.compile(r"pyproject_hooks|pep517|pip-build-env-|build_meta\.py|setup
 
 def _building(seen: Seen, facts: LogFacts) -> bool:
     return bool(_BUILD.search(seen.text)) or any(_BUILD.search(p) for p in facts.paths)
+
+
+# --- vLLM's engine core start-up wrapper -----------------------------------------------------------------------------
+
+_WRAPPER_RANK = 85  # as g3's wrappers: above LAST_RESORT (70), shown only when nothing names the engine core's own error
+
+
+def vllm_core(seen: Seen, facts: LogFacts) -> Optional[Answer]:
+    """"Engine core initialization failed. See root cause above.": the engine core process's own error comes before it;
+    where the paste lacks it, the start-up failures people hit most are memory ones (gpu_memory_utilization)."""
+    commands = ["nvidia-smi", env("VLLM_LOGGING_LEVEL=DEBUG", facts)]
+    return _answer("launcher", "vllm-engine-core", "medium", _say("vllmcore.title"), _say("vllmcore.cause"),
+                   _say("vllmcore.fix"), commands, seen, facts, _WRAPPER_RANK)

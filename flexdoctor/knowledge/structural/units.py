@@ -1218,6 +1218,11 @@ UNITS = (
     ("h4-torchmod", "shape", (
         r"No module named '(?P<mod>torch)'",
     )),
+    # vLLM V1's wrapper of a failed engine core start (vllm/v1/engine/core_client.py _wait_for_engine_startup / utils.py
+    # wait_for_engine_startup: "Engine core initialization failed. See root cause above." [" Failed core proc(s): {...}"]).
+    ("h4-vllmcore", "shape", (
+        r"Engine core initialization failed\. See root cause above",
+    )),
 )
 
 LAYER_IDS = {uid: n for n, (uid, _layer, _pats) in enumerate(UNITS)}
