@@ -211,3 +211,25 @@ def test_pip_cuda_build_not_on_generic_index_names_the_cuda_index():
 def test_pip_cuda_build_that_never_existed_is_not_sent_to_an_index():
     _top, fix = first(_nover("torch==2.7.0+cu121", "2.6.0, 2.6.0+cu126, 2.7.0, 2.7.0+cu126, 2.7.0+cu128"))
     assert "whl/cu121" not in fix, fix
+
+
+# --- bitsandbytes' old CUDA setup (0.38-0.41) ------------------------------------------------------------------------
+
+def test_old_bitsandbytes_cuda_setup_failure_says_upgrade():
+    log = ("CUDA SETUP: CUDA runtime path found: /usr/local/cuda/lib64/libcudart.so.12\n"
+           "CUDA SETUP: Highest compute capability among GPUs detected: 7.5\n"
+           "CUDA SETUP: Detected CUDA version 123\n"
+           "CUDA SETUP: Something unexpected happened. Please compile from source:\n"
+           "git clone https://github.com/TimDettmers/bitsandbytes.git\n"
+           "cd bitsandbytes\n"
+           "CUDA_VERSION=123 make cuda12x\n"
+           "python setup.py install\n")
+    top, fix = first(log)
+    assert ident(top) == "FDE726" and "pip install -U bitsandbytes" in fix, fix
+
+
+def test_bitsandbytes_setup_success_is_healthy():
+    healthy("CUDA SETUP: CUDA runtime path found: /usr/local/cuda/lib64/libcudart.so\n"
+            "CUDA SETUP: Highest compute capability among GPUs detected: 8.0\n"
+            "CUDA SETUP: Detected CUDA version 118\n"
+            "CUDA SETUP: Loading binary /opt/venv/lib/python3.10/site-packages/bitsandbytes/libbitsandbytes_cuda118.so...\n")
