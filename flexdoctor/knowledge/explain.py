@@ -792,6 +792,7 @@ def _line_context(entry_id: str, text: str) -> dict:
     wheel runs on a driver of its CUDA major): a driver for CUDA 9.0 or 10.1 runs no torch the table
     knows, so the fix says so instead of naming a cu130 wheel."""
     ctx = explain_context(entry_id, text)
+    ctx.update(structural.h4.entry_context(entry_id, text))  # tune-h4: FDE975's driver for the CUDA the image requires
     tag = re.fullmatch(r"cu(\d+)(\d)", ctx.get("cuda_tag", ""))
     driver = ctx.get("driver_cuda")
     if tag and driver and int(tag.group(1)) > int(driver.split(".")[0]):  # minor-version compatibility

@@ -11,6 +11,7 @@ import re
 from typing import Optional
 
 from ...text import t
+from ... import wheels
 from . import history, tables
 from .context import LogFacts
 
@@ -67,6 +68,10 @@ def _missing(name: str, ver: str, local: Optional[str], listed: list[str], facts
     if local and local.startswith("cu") and any(history.vkey(v) == want for v in listed) \
             and not any("+cu" in v for v in listed):
         return t("structural.b.pip.no_cuda_index", dist=name, ver=ver, local=local)
+    if local and re.fullmatch(r"cu\d{2,3}", local) and any(history.vkey(v) == want for v in listed) \
+            and f"{ver}+{local}" not in listed and _built_for(ver, local):
+        # tune-h4: the index lists other CUDA builds, not this one (download.pytorch.org/whl and mirrors list only some)
+        return t("structural.h4.pip.cuda_index", dist=name, ver=ver, local=local)
     if not keys:
         return None
     span = _python_span(name, ver, facts)
@@ -79,6 +84,12 @@ def _missing(name: str, ver: str, local: Optional[str], listed: list[str], facts
     if want > max(keys):
         return t("structural.b.pip.too_new", dist=name, ver=ver, newest=max(listed, key=history.vkey))
     return t("structural.b.pip.not_listed", dist=name, ver=ver)
+
+
+def _built_for(ver: str, local: str) -> bool:
+    """Whether torch ``ver`` has a ``local`` (cu121) build, where the wheel table knows the release (tune-h4)."""
+    rel = wheels.table().release(ver)
+    return rel is None or any(local in tags for tags in rel.variants.values())
 
 
 def analyse(text: str, raw_req: str, facts: LogFacts) -> Optional[tuple[str, str, list]]:

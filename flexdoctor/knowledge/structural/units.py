@@ -16,7 +16,8 @@ import functools
 from .. import Entry
 
 _NAME = r"[\w+.-]{1,120}"
-_EXC = (r"^\s*(?:\[rank\d{1,5}\]:\s*)?(?:[A-Za-z_]\w{0,60}\.){0,8}"
+# tune-h4: "E " + spaces is pytest's prefix of the failure's lines ("E       RuntimeError: ...").
+_EXC = (r"^\s*(?:E {1,12})?(?:\[rank\d{1,5}\]:\s*)?(?:[A-Za-z_]\w{0,60}\.){0,8}"
         r"(?P<exc>[A-Za-z_]\w{0,80}?(?:Error|Exception|Failed|Failure))"
         r"(?:: ?(?P<msg>[^\n]{0,2000}))?$")
 
@@ -1287,6 +1288,32 @@ UNITS = (
     # resolution failed ("sure").
     ("h2-uvtag", "shape", (
         r"(?P<sure>matching platform tag) \(e\.g\., `(?P<tag>[\w.]{1,80})`\)",
+    )),
+    # --- tune-h4
+    # Windows' ERROR_PROC_NOT_FOUND loading a DLL (torch/__init__.py _load_dll_libraries: 'Error loading "{dll}" or one of
+    # its dependencies.', its err.strerror in the system's language; older torch printed the path unquoted). h4.win127
+    # answers only where the line says WinError 127.
+    ("h4-win127", "shape", (
+        r"Error loading \"?(?P<path>[A-Za-z]:[\\/][^\"\n]{1,400}?\.dll)\"? or one of its dependencies",
+    )),
+    # TensorFlow stream_executor/cuda/cuda_dnn.cc and JAX/XLA cuda_dnn.cc ("Loaded runtime CuDNN library: 7.3.1 but source
+    # was compiled with: 7.4.2", older: "7103 (compatibility version 7100) but source was compiled with 7005"), logged at
+    # ERROR before cuDNN handles fail (sure: the line is the failure); torch/backends/cudnn/__init__.py before pytorch#80877
+    # ("PyTorch was compiled against (8, 3, 2) but linked against (8, 0, 3)").
+    ("h4-cudnn", "shape", (
+        r"(?P<sure>Loaded runtime CuDNN library): (?P<found>\d{1,2}\.\d{1,2}\.\d{1,3}|\d{4,6})[^\n]{0,40}? but source "
+        r"was compiled with:? (?P<built>\d{1,2}\.\d{1,2}\.\d{1,3}|\d{4,6})",
+        r"PyTorch was compiled\s{1,4}against \((?P<tbuilt>[\d, ]{1,20})\) but linked against \((?P<tfound>[\d, ]{1,20})\)",
+    )),
+    # torch itself missing (CPython's "No module named 'torch'"): not installed in the Python that runs, or hidden by pip's
+    # build isolation while an sdist that imports torch in setup.py builds (flash-attn, xformers, apex, mamba-ssm ...).
+    ("h4-torchmod", "shape", (
+        r"No module named '(?P<mod>torch)'",
+    )),
+    # vLLM V1's wrapper of a failed engine core start (vllm/v1/engine/core_client.py _wait_for_engine_startup / utils.py
+    # wait_for_engine_startup: "Engine core initialization failed. See root cause above." [" Failed core proc(s): {...}"]).
+    ("h4-vllmcore", "shape", (
+        r"Engine core initialization failed\. See root cause above",
     )),
 )
 
