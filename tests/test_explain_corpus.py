@@ -13,7 +13,7 @@ from flexdoctor.knowledge import explain as kbx
 from flexdoctor.knowledge import score
 
 CORPUS = Path(__file__).parent / "data" / "corpus"
-TRAIN_FLOOR = 0.93  # 791/823 after rounds 8-9 were tuned (their blind scores and round 10: BENCHMARKS.md); round 7 sealed
+TRAIN_FLOOR = 0.92  # 828/893 when round 10 joined train after its blind score (BENCHMARKS.md); round 7 sealed
 
 
 @pytest.fixture(scope="module")
