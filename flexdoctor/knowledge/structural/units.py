@@ -1315,6 +1315,15 @@ UNITS = (
     ("h4-vllmcore", "shape", (
         r"Engine core initialization failed\. See root cause above",
     )),
+    # --- tune-h6
+    # llama.cpp's loader (src/llama-model.cpp / llama-arch.cpp llm_arch_from_string: "unknown model architecture: '%s'";
+    # src/llama-vocab.cpp: "unknown pre-tokenizer type: '%s'"), thrown while a GGUF loads and printed as "llama_model_load:
+    # error loading model: ..." by llama.cpp and every program that embeds it (h6_tables.toml [[gguf_app]]). Only thrown
+    # ("sure").
+    ("h6-gguf", "shape", (
+        r"(?P<sure>unknown model architecture): '(?P<arch>[\w.-]{1,60})'",
+        r"(?P<sure>unknown pre-tokenizer type): '(?P<pre>[\w.-]{1,60})'",
+    )),
 )
 
 LAYER_IDS = {uid: n for n, (uid, _layer, _pats) in enumerate(UNITS)}

@@ -1,0 +1,48 @@
+"""The structural readers of tune-h6 (issue 22, cycle 3): serving runtimes, containers and drivers
+(sources: h6_tables.toml).
+
+- ``gguf``: llama.cpp's loader refusing a GGUF whose ``general.architecture`` (or ``tokenizer.ggml.pre``) it does
+  not know: the llama.cpp inside the program (llama.cpp itself, llama-cpp-python, Ollama, LM Studio, llamafile,
+  ramalama or lemonade) predates the model; a newer llama.cpp build that knows the name loads it.
+"""
+
+from __future__ import annotations
+
+import functools
+import re
+from typing import Optional
+
+from ...text import t
+from .collect import Seen
+from .context import LogFacts
+from .model import Answer
+from .readers import _answer
+from .tables import _load
+
+_NAME = re.compile(r"[\w.-]{1,60}")
+
+
+def _say(key: str, **kw) -> str:
+    return t(f"structural.h6.{key}", **kw)
+
+
+@functools.lru_cache(maxsize=1)
+def _table() -> dict:
+    return _load("h6_tables.toml")
+
+
+# --- a GGUF newer than the llama.cpp that loads it ------------------------------------------------------------------
+
+def gguf(seen: Seen, facts: LogFacts) -> Optional[Answer]:
+    g = seen.groups
+    name = g.get("arch") or g.get("pre") or ""
+    if not _NAME.fullmatch(name):
+        return None
+    what = _say("gguf.what_arch" if g.get("arch") else "gguf.what_pre", name=name)
+    app = next((row for row in _table()["gguf_app"]
+                if any(re.search(row["paths"], p) for p in facts.paths)), None)
+    commands = [app["command"]] if app else []
+    subject = app["name"] if app else "llama.cpp"
+    return _answer("version-constraint", subject, "high", _say("gguf.title", what=what),
+                   _say("gguf.cause", what=what), _say("gguf.fix", what=what, name=name), commands, seen, facts, 20,
+                   package=subject)
