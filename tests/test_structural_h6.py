@@ -40,3 +40,38 @@ def test_gguf_healthy_loader_lines_stay_silent():
     healthy("llama_model_loader: - kv   0:                       general.architecture str              = gemma3\n"
             "print_info: arch             = gemma3\nprint_info: file format = GGUF V3 (latest)\n"
             "load_tensors: offloaded 49/49 layers to GPU\nmain: server is listening on http://127.0.0.1:8080\n")
+
+
+# --- fix content of existing entries (containers, drivers, WSL2, kernels of a package) --------------------------------
+
+def test_driver_too_old_in_a_container_or_wsl_says_how_the_driver_gets_in():
+    # cudaGetDeviceCount's cudaErrorInsufficientDriver, also what a container started without GPU access reports
+    top, fix = first("terminate called after throwing an instance of 'std::runtime_error'\n"
+                     "  what():  [TRT][ERROR] CUDA runtime error: CUDA driver version is insufficient for CUDA runtime "
+                     "version\nAborted (core dumped)\n")
+    assert ident(top) == "FDE105"
+    assert "docker run --gpus all <image>" in fix and "21H2 (build 19044)" in fix, fix
+
+
+def test_ptx_from_a_newer_toolchain_says_update_the_driver():
+    top, fix = first("E0412 09:13:55.102 1 model_lifecycle.cc:626] failed to load 'ensemble' version 1: Internal: "
+                     "CUDA runtime implicit initialization on GPU:0 failed. Status: the provided PTX was compiled with an "
+                     "unsupported toolchain.\n")
+    assert ident(top) == "FDE123"
+    assert fix.startswith("Update the driver: install a newer NVIDIA driver"), fix
+
+
+def test_no_driver_in_a_compose_service_names_the_capabilities():
+    top, fix = first("api_1  |   File \"/usr/local/lib/python3.10/site-packages/torch/cuda/__init__.py\", line 298, in "
+                     "_lazy_init\napi_1  |     torch._C._cuda_init()\napi_1  | RuntimeError: Found no NVIDIA driver on "
+                     "your system. Please check that you have an NVIDIA GPU and installed a driver from "
+                     "http://www.nvidia.com/Download/index.aspx\n")
+    assert ident(top) == "FDE102"
+    assert "capabilities: [gpu, compute, utility]" in fix and "NVIDIA_DRIVER_CAPABILITIES=compute,utility" in fix, fix
+
+
+def test_no_kernel_image_names_a_package_s_own_arch_list():
+    top, fix = first("(EngineCore_0 pid=211) RuntimeError: CUDA error: no kernel image is available for execution on "
+                     "the device\n")
+    assert ident(top) == "FDE108"
+    assert "TORCH_CUDA_ARCH_LIST" in fix and "compute capability 7.0" in fix, fix
