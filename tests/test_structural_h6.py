@@ -75,3 +75,25 @@ def test_no_kernel_image_names_a_package_s_own_arch_list():
                      "the device\n")
     assert ident(top) == "FDE108"
     assert "TORCH_CUDA_ARCH_LIST" in fix and "compute capability 7.0" in fix, fix
+
+
+# --- a docker run option after the image ------------------------------------------------------------------------------
+
+def test_option_after_the_image_reaches_the_entrypoint():
+    top, fix = first("$ docker run -it myorg/sd-webui:latest --gpus all -p 7860:7860\n"
+                     "/opt/nvidia/nvidia_entrypoint.sh: line 67: exec: --: invalid option\n"
+                     "exec: usage: exec [-cl] [-a name] [command [arguments ...]] [redirection ...]\n")
+    assert ident(top) == "launcher:docker run"
+    assert "before the image name" in fix and "docker run --gpus all <image> [command]" in fix, fix
+
+
+def test_option_after_the_image_sibling_no_entrypoint():
+    top, fix = first('docker: Error response from daemon: failed to create task for container: failed to create shim '
+                     'task: OCI runtime create failed: runc create failed: unable to start container process: exec: '
+                     '"--shm-size=8g": executable file not found in $PATH: unknown.\n')
+    assert ident(top) == "launcher:docker run" and "--shm-size=8g" in top.title, top.title
+
+
+def test_option_before_the_image_stays_silent():
+    healthy("$ docker run --gpus all -it --rm nvcr.io/nvidia/pytorch:24.05-py3 python -c 'print(1)'\n"
+            "== PyTorch ==\nNVIDIA Release 24.05 (build 92488929)\n1\n")

@@ -4,6 +4,8 @@
 - ``gguf``: llama.cpp's loader refusing a GGUF whose ``general.architecture`` (or ``tokenizer.ggml.pre``) it does
   not know: the llama.cpp inside the program (llama.cpp itself, llama-cpp-python, Ollama, LM Studio, llamafile,
   ramalama or lemonade) predates the model; a newer llama.cpp build that knows the name loads it.
+- ``dockopt``: a docker run option (--gpus all ...) written after the image name, passed to the container as its
+  command: options go before the image.
 """
 
 from __future__ import annotations
@@ -46,3 +48,13 @@ def gguf(seen: Seen, facts: LogFacts) -> Optional[Answer]:
     return _answer("version-constraint", subject, "high", _say("gguf.title", what=what),
                    _say("gguf.cause", what=what), _say("gguf.fix", what=what, name=name), commands, seen, facts, 20,
                    package=subject)
+
+
+# --- a docker run option after the image ------------------------------------------------------------------------------
+
+def dockopt(seen: Seen, facts: LogFacts) -> Optional[Answer]:
+    opt = seen.groups.get("opt") or ""
+    if not re.fullmatch(r"-[\w=-]{0,40}", opt):
+        return None
+    return _answer("launcher", "docker run", "high", _say("dockopt.title", opt=opt), _say("dockopt.cause", opt=opt),
+                   _say("dockopt.fix"), ["docker run --gpus all <image> [command]"], seen, facts, 24, package="docker")

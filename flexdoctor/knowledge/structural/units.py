@@ -1324,6 +1324,13 @@ UNITS = (
         r"(?P<sure>unknown model architecture): '(?P<arch>[\w.-]{1,60})'",
         r"(?P<sure>unknown pre-tokenizer type): '(?P<pre>[\w.-]{1,60})'",
     )),
+    # A docker run option written after the image: Docker passes it to the container as its command. The image's entrypoint
+    # script exec's it (bash builtin exec: "exec: --: invalid option", NVIDIA images' nvidia_entrypoint.sh), or, with no
+    # entrypoint, runc cannot start it (moby: 'exec: "--gpus": executable file not found in $PATH'). Failures only ("sure").
+    ("h6-dockopt", "shape", (
+        r"(?P<sure>entrypoint\.sh: line \d{1,5}: exec): (?P<opt>-[\w=-]{0,40}): invalid option",
+        r"(?P<sure>exec: \")(?P<opt>--?[a-z][\w=-]{0,40})\": executable file not found in \$PATH",
+    )),
 )
 
 LAYER_IDS = {uid: n for n, (uid, _layer, _pats) in enumerate(UNITS)}
