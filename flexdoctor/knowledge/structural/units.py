@@ -1315,6 +1315,22 @@ UNITS = (
     ("h4-vllmcore", "shape", (
         r"Engine core initialization failed\. See root cause above",
     )),
+    # --- tune-h7
+    # poetry's installer: no file of a locked package fits this interpreter/platform (python-poetry/poetry
+    # src/poetry/installation/chooser.py Chooser.choose_for: RuntimeError(f"Unable to find installation candidates for
+    # {package}"), package printed as "name (version)"); raised only ("sure"). h7_tables.toml [poetry], [[cuda_wheel]].
+    ("h7-poetry", "shape", (
+        r"(?P<sure>Unable to find installation candidates for) (?P<pkg>[A-Za-z0-9][\w.-]{0,100}) "
+        r"\((?P<ver>[\w.!+-]{1,60})\)",
+    )),
+    # SIGILL: gdb's stop line ('Program received signal SIGILL, Illegal instruction.', 'Thread 1 "python3" received
+    # signal SIGILL, ...'), the faulting instruction at gdb's "=>" pc marker in a disassembly (h7_tables.toml
+    # [[arm_insn]]: LSE atomics an ARMv8.0 core lacks), and a shell's line (read only when the log names torch).
+    ("h7-sigill", "shape", (
+        r"received signal (?P<gdb>(?P<sure>SIGILL)), Illegal instruction",
+        r"=> 0x[0-9a-f]{1,16}(?: <[^>\n]{1,400}>)?:\s{1,12}(?P<sure>(?P<insn>(?:ld|sw|ca|sd|ud)[a-z]{1,6}))\s",
+        r"(?P<sure>Illegal instruction)(?: \(core dumped\))?\s{0,4}$",
+    )),
 )
 
 LAYER_IDS = {uid: n for n, (uid, _layer, _pats) in enumerate(UNITS)}

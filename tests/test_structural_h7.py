@@ -1,0 +1,103 @@
+"""The structural readers of tune-h7 (issue 22, round 10 train): installing and platforms. Lines are written here in
+the shape the real code prints them (poetry's installation/chooser.py Chooser.choose_for and its console renderer; gdb's
+stop line and disassembly marker; a shell's SIGILL line), not copied from the corpus; each class has siblings and a
+healthy neighbour that must stay silent."""
+
+from __future__ import annotations
+
+import pytest
+
+from _explain_items import first_with_fix as first
+from _explain_items import healthy, ident, scan
+
+
+def _poetry(pkg: str, ver: str, py: str = "3.12") -> str:
+    return (f"  - Installing {pkg} ({ver}): Failed\n\n  RuntimeError\n\n"
+            f"  Unable to find installation candidates for {pkg} ({ver})\n\n"
+            f"  at /home/dev/.local/share/pypoetry/venv/lib/python{py}/site-packages/poetry/installation/chooser.py:74"
+            " in choose_for\n"
+            "       70│\n       73│         if not links:\n"
+            '    →  74│             raise RuntimeError(f"Unable to find installation candidates for {package}")\n')
+
+
+# --- poetry: no installation candidates -------------------------------------------------------------------------------
+
+def test_poetry_torch_release_names_its_python_range_and_poetry_env_use():
+    top, fix = first(_poetry("torch", "1.12.1", "3.11"))
+    assert ident(top) == "version-constraint:torch"
+    assert "3.7-3.10" in fix and "poetry env use 3.10" in fix, fix
+    assert "Intel Mac" not in fix  # 1.12.1 has macOS x86_64 wheels
+
+
+def test_poetry_torch_after_2_2_names_the_intel_mac_limit():
+    top, fix = first(_poetry("torch", "2.4.1", "3.11"))
+    assert ident(top) == "version-constraint:torch"
+    assert "2.2.2" in fix and "x86_64" in fix and "poetry env use 3.12" in fix, fix
+
+
+@pytest.mark.parametrize("ver,local", [("2.1.0+cpu", "cpu"), ("2.2.1+cu121", "cu121")])
+def test_poetry_torch_local_version_gets_platform_markers(ver, local):
+    top, fix = first(_poetry("torch", ver))
+    assert ident(top) == "version-constraint:torch"
+    assert "sys_platform" in fix and f"https://download.pytorch.org/whl/{local}" in fix, fix
+
+
+@pytest.mark.parametrize("dist,ver", [("nvidia-cublas-cu11", "11.10.3.66"), ("nvidia-cudnn-cu11", "8.5.0.96")])
+def test_poetry_nvidia_cuda_wheel_from_torch_113_metadata(dist, ver):
+    top, fix = first(_poetry(dist, ver, "3.10"))
+    assert ident(top) == f"version-constraint:{dist}"
+    assert "poetry lock" in fix and "markers" in fix and "2.0.0" in fix, fix
+
+
+def test_poetry_other_package_reads_the_python_tags():
+    top, fix = first(_poetry("tokenizers", "0.13.3", "3.12"))
+    assert ident(top) == "version-constraint:tokenizers"
+    assert "poetry env use" in fix and "cpXY" in fix, fix
+
+
+def test_poetry_successful_install_is_healthy():
+    healthy("Installing dependencies from lock file\n\nPackage operations: 3 installs, 0 updates, 0 removals\n\n"
+            "  - Installing nvidia-cublas-cu11 (11.10.3.66)\n  - Installing torch (2.3.1)\n"
+            "  - Installing tokenizers (0.13.3)\n\nInstalling the current project: demo (0.1.0)\n")
+
+
+# --- SIGILL on ARMv8.0 ------------------------------------------------------------------------------------------------
+
+def test_gdb_sigill_with_lse_instruction_in_disassembly():
+    log = ('Thread 1 "python3" received signal SIGILL, Illegal instruction.\n'
+           "0x0000ffffa3b1c2d0 in c10::intrusive_ptr_target::release_() ()\n"
+           "   from /opt/venv/lib/python3.11/site-packages/torch/lib/libtorch_cpu.so\n(gdb) x/2i $pc\n"
+           "=> 0x0000ffffa3b1c2d0 <+16>:\tcasal\tx1, x2, [x0]\n   0x0000ffffa3b1c2d4 <+20>:\tret\n")
+    top, fix = first(log)
+    assert ident(top) == "unsupported-op:cpu-instructions"
+    assert "casal" in top.cause and "ARMv8.1" in top.cause and "ARMv8.0" in fix, (top.cause, fix)
+
+
+def test_gdb_sigill_with_known_torch_release_names_the_previous_one():
+    log = ("Successfully installed torch-2.4.0\n>>> import torch\n\nProgram received signal SIGILL, Illegal instruction.\n"
+           "0x0000007fa5d01450 in std::string::_Rep::_M_dispose(std::allocator<char> const&) ()\n")
+    top, fix = first(log)
+    assert ident(top) == "unsupported-op:cpu-instructions"
+    assert "pip install torch==2.3.1" in fix and "Cortex-A72" in fix, fix
+
+
+def test_shell_sigill_after_torch_version_line_names_previous_release():
+    top, fix = first("Using PyTorch version 2.6.0\nLoading model...\nIllegal instruction (core dumped)\n")
+    assert ident(top) == "unsupported-op:cpu-instructions"
+    assert "2.5.1" in fix and "downgrade torch" in fix, fix
+
+
+def test_shell_sigill_without_torch_keeps_the_generic_reading():
+    top, fix = first(">>> import numpy\nIllegal instruction (core dumped)\n")
+    assert ident(top) == "unsupported-op:cpu-instructions"
+    assert "ldaddal" not in fix and "avx" in fix.lower(), fix
+
+
+def test_disassembly_of_a_healthy_session_is_silent():
+    healthy("(gdb) x/3i $pc\n=> 0x0000ffffa3b1c2d0 <+16>:\tldr\tx1, [x0, #8]\n"
+            "   0x0000ffffa3b1c2d4 <+20>:\tldaddal\tw2, w2, [x3]\n(gdb) continue\n[Inferior 1 (process 4242) exited normally]\n")
+
+
+def test_sigsegv_is_not_read_as_sigill():
+    result = scan("Program received signal SIGSEGV, Segmentation fault.\n0x00007ffff7a3b1c2 in free () from /lib/libc.so.6\n")
+    assert not any(getattr(a, "subject", "") == "cpu-instructions" for a in result.answers)
