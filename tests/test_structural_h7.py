@@ -101,3 +101,32 @@ def test_disassembly_of_a_healthy_session_is_silent():
 def test_sigsegv_is_not_read_as_sigill():
     result = scan("Program received signal SIGSEGV, Segmentation fault.\n0x00007ffff7a3b1c2 in free () from /lib/libc.so.6\n")
     assert not any(getattr(a, "subject", "") == "cpu-instructions" for a in result.answers)
+
+
+# --- bitsandbytes before 0.43 on native Windows --------------------------------------------------------------------
+
+_BNB = r"C:\Users\ana\miniconda3\envs\llm\lib\site-packages\bitsandbytes"
+
+
+@pytest.mark.parametrize("binary", ["libbitsandbytes_cpu.so", "libbitsandbytes_cuda118.so"])
+def test_bnb_linux_binary_on_a_windows_path(binary):
+    log = (f"CUDA SETUP: Loading binary {_BNB}\\{binary}...\n"
+           "argument of type 'WindowsPath' is not iterable\n"
+           "CUDA SETUP: Problem: The main issue seems to be that the main CUDA library was not detected.\n")
+    top, fix = first(log)
+    assert ident(top) == "version-constraint:bitsandbytes"
+    assert 'bitsandbytes>=0.43.0' in fix and "python -m bitsandbytes" in fix, fix
+
+
+def test_bnb_community_dll_missing_sibling():
+    log = (f"CUDA SETUP: Loading binary {_BNB}\\cuda_setup\\libbitsandbytes_cuda118.dll...\n"
+           f"Could not find module '{_BNB}\\cuda_setup\\libbitsandbytes_cuda118.dll' (or one of its dependencies). "
+           "Try using the full path with constructor syntax.\n")
+    top, fix = first(log)
+    assert ident(top) == "version-constraint:bitsandbytes" and "bitsandbytes-windows" in fix, fix
+
+
+def test_bnb_official_windows_dll_and_linux_so_path_are_not_read_as_old_windows_builds():
+    result = scan(f"Loaded {_BNB}\\libbitsandbytes_cuda121.dll\n"
+                  "loading /opt/venv/lib/python3.11/site-packages/bitsandbytes/libbitsandbytes_cuda121.so\n")
+    assert not any(getattr(a, "subject", "") == "bitsandbytes" for a in result.answers)

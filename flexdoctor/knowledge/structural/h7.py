@@ -132,3 +132,19 @@ def sigill(seen: Seen, facts: LogFacts) -> Optional[Answer]:
         else _say("sigill.cause")
     return _answer("unsupported-op", "cpu-instructions", "high" if row else "medium", _say("sigill.title"), cause,
                    fix, commands, seen, facts, 18 if row else 55, package="torch")
+
+
+# --- bitsandbytes before 0.43 on native Windows ---------------------------------------------------------------------
+
+def bnb_windows(seen: Seen, facts: LogFacts) -> Optional[Answer]:
+    g = seen.groups
+    binary = g.get("dll") or g.get("sure") or ""
+    first = _table()["bnb_windows"]["first"]
+    commands = ["python -m pip uninstall -y bitsandbytes bitsandbytes-windows",
+                f'python -m pip install -U "bitsandbytes>={first}"',
+                'python -c "import torch; print(torch.__version__, torch.version.cuda, torch.cuda.is_available())"',
+                "python -m bitsandbytes"]
+    case = "dll" if g.get("dll") else "so"
+    return _answer("version-constraint", "bitsandbytes", "high", _say("bnb.title", first=first),
+                   _say(f"bnb.cause_{case}", binary=binary, first=first), _say("bnb.fix", first=first),
+                   commands, seen, facts, 14, package="bitsandbytes")

@@ -1331,6 +1331,14 @@ UNITS = (
         r"=> 0x[0-9a-f]{1,16}(?: <[^>\n]{1,400}>)?:\s{1,12}(?P<sure>(?P<insn>(?:ld|sw|ca|sd|ud)[a-z]{1,6}))\s",
         r"(?P<sure>Illegal instruction)(?: \(core dumped\))?\s{0,4}$",
     )),
+    # bitsandbytes < 0.43 on native Windows (h7_tables.toml [bnb_windows]): its cuda_setup loading a Linux binary from a
+    # Windows path ('bin C:\...\bitsandbytes\libbitsandbytes_cpu.so', 'CUDA SETUP: Loading binary C:\...\...so...': an ELF
+    # file never loads on Windows, "sure"), or ctypes failing on a community build's DLL ("Could not find module
+    # 'C:\...\bitsandbytes\cuda_setup\libbitsandbytes_cuda116.dll' (or one of its dependencies)").
+    ("h7-bnbwin", "shape", (
+        r"\\bitsandbytes\\(?:cuda_setup\\)?(?P<sure>libbitsandbytes_\w{1,40}\.so)",
+        r"Could not find module '[^'\n]{1,400}?\\bitsandbytes\\cuda_setup\\(?P<dll>libbitsandbytes_\w{1,40}\.dll)'",
+    )),
 )
 
 LAYER_IDS = {uid: n for n, (uid, _layer, _pats) in enumerate(UNITS)}
