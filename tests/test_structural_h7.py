@@ -130,3 +130,44 @@ def test_bnb_official_windows_dll_and_linux_so_path_are_not_read_as_old_windows_
     result = scan(f"Loaded {_BNB}\\libbitsandbytes_cuda121.dll\n"
                   "loading /opt/venv/lib/python3.11/site-packages/bitsandbytes/libbitsandbytes_cuda121.so\n")
     assert not any(getattr(a, "subject", "") == "bitsandbytes" for a in result.answers)
+
+
+# --- a download.pytorch.org CUDA index that does not exist --------------------------------------------------------
+
+def test_nonexistent_cuda_index_names_the_nearest_build_of_the_requested_torch():
+    log = ("$ pip install torch==2.9.1 --index-url https://download.pytorch.org/whl/cu131\n"
+           "Looking in indexes: https://download.pytorch.org/whl/cu131\n"
+           "ERROR: Could not find a version that satisfies the requirement torch==2.9.1 (from versions: none)\n"
+           "ERROR: No matching distribution found for torch==2.9.1\n")
+    top, fix = first(log)
+    assert ident(top) == "version-constraint:torch"
+    assert "--index-url https://download.pytorch.org/whl/cu130" in fix and "torch==2.9.1" in fix, fix
+
+
+def test_nonexistent_cuda_index_sibling_without_a_torch_version():
+    log = ("Looking in indexes: https://download.pytorch.org/whl/cu122\n"
+           "ERROR: Could not find a version that satisfies the requirement torch (from versions: none)\n")
+    top, fix = first(log)
+    assert ident(top) == "version-constraint:torch" and "whl/cu121" in fix, fix
+
+
+@pytest.mark.parametrize("line", ["Looking in indexes: https://download.pytorch.org/whl/cu128",
+                                  "Looking in indexes: https://pypi.org/simple, https://download.pytorch.org/whl/cu131"])
+def test_existing_or_extra_index_is_silent(line):
+    healthy(f"{line}\nCollecting torch\n  Using cached torch-2.9.1-cp312-cp312-manylinux_2_28_x86_64.whl\n"
+            "Successfully installed torch-2.9.1\n")
+
+
+def test_no_torch_at_all_names_the_python_each_release_first_covers():
+    log = ("Looking in indexes: https://download.pytorch.org/whl/cu116\n"
+           "ERROR: Could not find a version that satisfies the requirement torch (from versions: none)\n"
+           "ERROR: No matching distribution found for torch\n")
+    top, fix = first(log)
+    assert ident(top) == "pip-no-distribution:torch"
+    assert "Python 3.12: torch 2.2.0" in fix and "Python 3.11" in fix and "cu118" in fix, fix
+
+
+def test_no_version_of_another_package_keeps_the_generic_words():
+    top, fix = first("ERROR: Could not find a version that satisfies the requirement xformers (from versions: none)\n"
+                     "ERROR: No matching distribution found for xformers\n")
+    assert "Python 3.12: torch" not in fix, fix

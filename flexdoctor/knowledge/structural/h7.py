@@ -148,3 +148,62 @@ def bnb_windows(seen: Seen, facts: LogFacts) -> Optional[Answer]:
     return _answer("version-constraint", "bitsandbytes", "high", _say("bnb.title", first=first),
                    _say(f"bnb.cause_{case}", binary=binary, first=first), _say("bnb.fix", first=first),
                    commands, seen, facts, 14, package="bitsandbytes")
+
+
+# --- a download.pytorch.org CUDA index that does not exist ---------------------------------------------------------
+
+def _indexes() -> set:
+    tags = set(_table()["pyindex"]["old"])
+    for rel in wheels.table().releases:
+        for variants in rel.variants.values():
+            tags |= {tag for tag in variants if tag.startswith("cu")}
+    return tags
+
+
+def _nearest(want: int, tags) -> Optional[str]:
+    """The CUDA tag to use for a wanted cuXYZ: the newest of the same major not above it, else the newest below it."""
+    nums = sorted(int(tag[2:]) for tag in tags if re.fullmatch(r"cu\d{2,3}", tag))
+    same = [n for n in nums if n <= want and len(str(n)) == len(str(want)) and str(n)[:-1] == str(want)[:-1]]
+    below = [n for n in nums if n <= want]
+    best = (same or below or [None])[-1]
+    return f"cu{best}" if best else None
+
+
+def pyindex(seen: Seen, facts: LogFacts) -> Optional[Answer]:
+    tag = "cu" + (seen.groups.get("cu") or "")
+    if not re.fullmatch(r"cu\d{2,3}", tag) or int(tag[2:]) < _table()["pyindex"]["oldest"] or tag in _indexes():
+        return None  # an index that exists (or one too old to judge): pip's own answer stands
+    ver = facts.torch_release
+    rel = wheels.table().release(ver) if ver else None
+    tags = set().union(*rel.variants.values()) if rel else _indexes()
+    best = _nearest(int(tag[2:]), tags)
+    if best is None:
+        return None
+    url = "https://download.pytorch.org/whl/"
+    vision = history.companions(ver)[0] if ver else None
+    spec = f"torch=={ver}" + (f" torchvision=={vision}" if vision else "") if ver else "torch torchvision"
+    cuda = f"{tag[2:-1]}.{tag[-1]}"
+    return _answer("version-constraint", "torch", "high", _say("pyindex.title", tag=tag, url=url + tag),
+                   _say("pyindex.cause", tag=tag, cuda=cuda),
+                   _say("pyindex.fix", best=best, url=url + best, cuda=cuda, bcuda=f"{best[2:-1]}.{best[-1]}",
+                        which=(f"torch {ver}" if rel else "torch")),
+                   [f"python -m pip install {spec} --index-url {url}{best}", "nvidia-smi"], seen, facts, 16, package="torch")
+
+
+def _first_for(py: tuple) -> Optional[str]:
+    """The first torch release with a Linux wheel for CPython ``py`` (torch's release history)."""
+    known = list(history._old()) + [r.version for r in wheels.table().releases]
+    having = [r for r in known if (span := history.python_range(r)) and span[0] <= py <= span[1]]
+    return min(having, key=history.vkey) if having else None
+
+
+def torch_none() -> str:
+    """pip saw no torch at all (tune-h7, for pipdist): the Pythons each torch release first covers, and the old CUDA
+    indexes that stop before them."""
+    old = _table()["pyindex_old"]
+    span = history.python_range(old["last_torch"])
+    newest = max(history.python_range(r.version)[1] for r in wheels.table().releases)
+    starts = [(py, _first_for(py)) for py in ((3, minor) for minor in range(span[1][1] + 1, newest[1] + 1))]
+    firsts = ", ".join(f"Python {history.pyname(py)}: torch {rel}" for py, rel in starts if rel)
+    return _say("pip.torch_none", tag=old["last_tag"], last=old["last_torch"], py=history.pyname(span[1]),
+                firsts=firsts, older=f"{span[1][0]}.{span[1][1] - 1}")

@@ -1339,6 +1339,12 @@ UNITS = (
         r"\\bitsandbytes\\(?:cuda_setup\\)?(?P<sure>libbitsandbytes_\w{1,40}\.so)",
         r"Could not find module '[^'\n]{1,400}?\\bitsandbytes\\cuda_setup\\(?P<dll>libbitsandbytes_\w{1,40}\.dll)'",
     )),
+    # pip told to use only a download.pytorch.org CUDA index ("Looking in indexes: https://download.pytorch.org/whl/cu131",
+    # pip/_internal/cli/req_command.py): h7.pyindex answers only when no such index exists (h7_tables.toml [pyindex]), where
+    # every requirement fails ("sure"); an existing index reads as nothing.
+    ("h7-pyindex", "shape", (
+        r"Looking in indexes: https://download\.pytorch\.org/whl/(?P<sure>cu(?P<cu>\d{2,3}))/?\s{0,4}$",
+    )),
 )
 
 LAYER_IDS = {uid: n for n, (uid, _layer, _pats) in enumerate(UNITS)}
