@@ -171,3 +171,39 @@ def test_no_version_of_another_package_keeps_the_generic_words():
     top, fix = first("ERROR: Could not find a version that satisfies the requirement xformers (from versions: none)\n"
                      "ERROR: No matching distribution found for xformers\n")
     assert "Python 3.12: torch" not in fix, fix
+
+
+# --- FDE526's fix for torch 2.4.0's fbgemm.dll (an edit of an existing entry's fix) ----------------------------------
+
+def test_fbgemm_dll_of_torch_240_names_libomp140_and_the_releases_around_it():
+    log = ('  File "C:\\apps\\venv\\Lib\\site-packages\\torch\\__init__.py", line 148, in <module>\n    raise err\n'
+           'OSError: [WinError 126] The specified module could not be found. Error loading '
+           '"C:\\apps\\venv\\Lib\\site-packages\\torch\\lib\\fbgemm.dll" or one of its dependencies.\n')
+    top, fix = first(log)
+    assert "libomp140" in fix and "torch==2.3.1" in fix and "2.4.1" in fix, fix
+
+
+# --- a system library installed by hand (libraries.toml ldpath) and a BLAS routine undefined -----------------------
+
+@pytest.mark.parametrize("lib", ["libmpi.so.40", "libmpich.so.12"])
+def test_mpi_library_names_ld_library_path(lib):
+    log = ('  File "/opt/venvs/dist/lib/python3.10/site-packages/torch/__init__.py", line 229, in <module>\n'
+           f"    from torch._C import *\nImportError: {lib}: cannot open shared object file: No such file or directory\n")
+    top, fix = first(log)
+    assert ident(top) == f"shared-library:{lib}"
+    assert "LD_LIBRARY_PATH" in fix and "ldconfig" in fix, fix
+
+
+@pytest.mark.parametrize("sym", ["sgesdd", "dgetrf_", "cblas_sgemm"])
+def test_undefined_blas_routine_names_openblas(sym):
+    log = ('  File "/home/nv/.local/lib/python3.8/site-packages/torch/__init__.py", line 196, in <module>\n'
+           "    from torch._C import *\n"
+           f"ImportError: /home/nv/.local/lib/python3.8/site-packages/torch/lib/libtorch_cpu.so: undefined symbol: {sym}\n")
+    top, fix = first(log)
+    assert ident(top) == "undefined-symbol:blas" and "libopenblas-dev" in fix, fix
+
+
+def test_undefined_torch_symbol_is_not_read_as_blas():
+    top, fix = first("ImportError: /opt/env/lib/python3.11/site-packages/xformers/_C.so: undefined symbol: "
+                     "_ZN3c104cuda9SetDeviceEi\n")
+    assert ident(top) != "undefined-symbol:blas", fix

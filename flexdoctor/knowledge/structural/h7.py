@@ -207,3 +207,15 @@ def torch_none() -> str:
     firsts = ", ".join(f"Python {history.pyname(py)}: torch {rel}" for py, rel in starts if rel)
     return _say("pip.torch_none", tag=old["last_tag"], last=old["last_torch"], py=history.pyname(span[1]),
                 firsts=firsts, older=f"{span[1][0]}.{span[1][1] - 1}")
+
+
+# --- a BLAS/LAPACK routine undefined ---------------------------------------------------------------------------------
+
+def blas(seen: Seen, facts: LogFacts) -> Optional[Answer]:
+    sym = seen.groups.get("blas") or ""
+    row = _table()["blas"]
+    commands = [f"sudo apt-get install -y {row['apt']}"] if facts.platform in (None, "linux", "wsl2") else []
+    if facts.conda or not commands:
+        commands.append(f"conda install -c conda-forge {row['conda']}")
+    return _answer("undefined-symbol", "blas", "high", _say("blas.title", sym=sym), _say("blas.cause", sym=sym),
+                   _say("blas.fix", apt=row["apt"], conda=row["conda"]), commands, seen, facts, 19)

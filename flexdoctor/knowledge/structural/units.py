@@ -1345,6 +1345,13 @@ UNITS = (
     ("h7-pyindex", "shape", (
         r"Looking in indexes: https://download\.pytorch\.org/whl/(?P<sure>cu(?P<cu>\d{2,3}))/?\s{0,4}$",
     )),
+    # A BLAS/LAPACK routine undefined in a library built against the system's BLAS (h7_tables.toml [blas]): the reference
+    # BLAS/LAPACK names (s/d/c/z + routine, Fortran "_" or not; cblas_/LAPACKE_ C interfaces), e.g. "libtorch_cpu.so:
+    # undefined symbol: sgesdd" (NVIDIA's Jetson torch wheels without OpenBLAS, pytorch/pytorch#51092).
+    ("h7-blas", "shape", (
+        r"undefined symbol: (?P<blas>(?:cblas_|LAPACKE_)?[sdcz](?:gesdd|gesvd|getrf|getrs|getri|geqrf|orgqr|ormqr|potrf|"
+        r"potrs|potri|syevd|heevd|geev|gelsd|gelsy|gels|trtrs|gemm|gemv|trsm|syrk|axpy|dot|scal|nrm2|lamch)_?)(?![\w.@])",
+    )),
 )
 
 LAYER_IDS = {uid: n for n, (uid, _layer, _pats) in enumerate(UNITS)}
