@@ -207,3 +207,26 @@ def test_undefined_torch_symbol_is_not_read_as_blas():
     top, fix = first("ImportError: /opt/env/lib/python3.11/site-packages/xformers/_C.so: undefined symbol: "
                      "_ZN3c104cuda9SetDeviceEi\n")
     assert ident(top) != "undefined-symbol:blas", fix
+
+
+# --- CUDAExtension's CUDA_HOME lookup in a truncated traceback ----------------------------------------------------
+
+@pytest.mark.parametrize("call", ['library_paths(device_type="cuda")', "library_paths(cuda=True)",
+                                  'include_paths(device_type="cuda")'])
+def test_cuda_extension_frame_without_its_exception_reads_as_no_nvcc(call):
+    target = call.split("(")[0].replace("_paths", "_dirs")
+    log = ("  error: subprocess-exited-with-error\n  × python setup.py egg_info did not run successfully.\n"
+           "  ╰─> [18 lines of output]\n      Traceback (most recent call last):\n"
+           '        File "/tmp/pip-install-k2j/mamba-ssm_1f0c/setup.py", line 188, in <module>\n'
+           "          CUDAExtension(\n"
+           '        File "/opt/conda/envs/ssm/lib/python3.11/site-packages/torch/utils/cpp_extension.py", line 1568, '
+           "in CUDAExtension\n"
+           f"          {target} += {call}\n")
+    top, fix = first(log)
+    assert ident(top).startswith("pip-no-distribution:") and "CUDA_HOME" in fix and "prebuilt wheel" in fix, fix
+
+
+def test_cpu_extension_frame_is_not_read_as_no_nvcc():
+    result = scan('  File "/opt/env/lib/python3.11/site-packages/torch/utils/cpp_extension.py", line 1429, in CppExtension\n'
+                  "    library_dirs += library_paths()\n")
+    assert not any("nvcc" in (getattr(a, "title", "") or "") for a in result.answers)

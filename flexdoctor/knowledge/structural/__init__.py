@@ -107,7 +107,8 @@ _READERS = {"so-missing": libs.answer, "symbol": readers.symbol, "module": reade
             "h4-win127": h4.win127, "h4-cudnn": h4.cudnn, "h4-torchmod": h4.torch_missing,
             "h4-vllmcore": h4.vllm_core,
             "h7-poetry": h7.poetry, "h7-sigill": h7.sigill, "h7-bnbwin": h7.bnb_windows,
-            "h7-pyindex": h7.pyindex, "h7-blas": h7.blas}
+            "h7-pyindex": h7.pyindex, "h7-blas": h7.blas,
+            "h7-cudaext": b3.nvcc}
 
 
 _WARNING = re.compile(r"[Ww]arning|WARNING|\bwarn\b|\bW\d{4} |Error caught was|not available|will not be enabled"

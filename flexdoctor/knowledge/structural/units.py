@@ -1352,6 +1352,14 @@ UNITS = (
         r"undefined symbol: (?P<blas>(?:cblas_|LAPACKE_)?[sdcz](?:gesdd|gesvd|getrf|getrs|getri|geqrf|orgqr|ormqr|potrf|"
         r"potrs|potri|syevd|heevd|geev|gelsd|gelsy|gels|trtrs|gemm|gemv|trsm|syrk|axpy|dot|scal|nrm2|lamch)_?)(?![\w.@])",
     )),
+    # torch.utils.cpp_extension.CUDAExtension's own source lines echoed in a traceback (torch <= 2.5 "library_paths(cuda=True)",
+    # later 'library_paths(device_type="cuda")'; include_paths likewise): the only error they raise is _join_cuda_home's
+    # "OSError: CUDA_HOME environment variable is not set" (no nvcc/CUDA toolkit), which a truncated paste loses. Echoed source
+    # exists only in a traceback ("sure"); b3.nvcc answers (the package from the frames).
+    ("h7-cudaext", "shape", (
+        r"(?P<sure>library_dirs \+= library_paths)\((?:cuda=True|device_type=\"cuda\")\)",
+        r"(?P<sure>include_dirs \+= include_paths)\((?:cuda=True|device_type=\"cuda\")\)",
+    )),
 )
 
 LAYER_IDS = {uid: n for n, (uid, _layer, _pats) in enumerate(UNITS)}
