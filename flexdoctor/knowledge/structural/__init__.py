@@ -49,6 +49,7 @@ from . import h3
 from . import h1
 from . import h4  # tune-h4
 from . import h6  # tune-h6
+from . import h7  # tune-h7
 from .collect import Collector, has_progress, last_progress_in
 from .context import LogFacts, facts
 from .model import CONFIDENCE, KINDS, Answer
@@ -106,7 +107,10 @@ _READERS = {"so-missing": libs.answer, "symbol": readers.symbol, "module": reade
             "h2-zero3": h2.zero3, "h2-env": h2.envrank, "h2-mp": h2.mp, "h2-ort": h2.ort, "h2-uvtag": h2.uvtag,
             "h4-win127": h4.win127, "h4-cudnn": h4.cudnn, "h4-torchmod": h4.torch_missing,
             "h4-vllmcore": h4.vllm_core,
-            "h6-gguf": h6.gguf, "h6-dockopt": h6.dockopt}
+            "h6-gguf": h6.gguf, "h6-dockopt": h6.dockopt,
+            "h7-poetry": h7.poetry, "h7-sigill": h7.sigill, "h7-bnbwin": h7.bnb_windows,
+            "h7-pyindex": h7.pyindex, "h7-blas": h7.blas,
+            "h7-cudaext": b3.nvcc}
 
 
 _WARNING = re.compile(r"[Ww]arning|WARNING|\bwarn\b|\bW\d{4} |Error caught was|not available|will not be enabled"

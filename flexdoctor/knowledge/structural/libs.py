@@ -145,6 +145,8 @@ def _system(row: dict, facts: LogFacts) -> tuple[str, list, str]:
         words.append(t("structural.lib.conda_pkg", pkg=row["conda"]))
     if facts.platform == "macos" and row["provider"] == "openmp-llvm":
         commands.insert(0, "brew install libomp")
+    if row.get("ldpath") and facts.platform in (None, "linux", "wsl2"):
+        words.append(t("structural.h7.lib.ldpath"))  # tune-h7: a hand-installed copy outside the loader's path
     return " ".join(words) or t("structural.lib.system"), commands, "high" if commands else "medium"
 
 

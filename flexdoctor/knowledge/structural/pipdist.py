@@ -58,6 +58,9 @@ def _none(name: str, ver: Optional[str], facts: LogFacts) -> tuple[str, list]:
     span = _python_span(name, ver or "", facts)
     if span:
         return t("structural.b.pip.none_release", dist=name, ver=ver, lo=span[0], hi=span[1]), [ARCH_CHECK]
+    if name == "torch" and not ver:
+        from . import h7  # tune-h7: which Pythons each torch release covers, and the old CUDA indexes that stop before
+        return h7.torch_none(), [ARCH_CHECK]
     return t("structural.b.pip.none", dist=name), [ARCH_CHECK]
 
 

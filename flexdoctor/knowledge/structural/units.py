@@ -1331,6 +1331,51 @@ UNITS = (
         r"(?P<sure>entrypoint\.sh: line \d{1,5}: exec): (?P<opt>-[\w=-]{0,40}): invalid option",
         r"(?P<sure>exec: \")(?P<opt>--?[a-z][\w=-]{0,40})\": executable file not found in \$PATH",
     )),
+    # --- tune-h7
+    # poetry's installer: no file of a locked package fits this interpreter/platform (python-poetry/poetry
+    # src/poetry/installation/chooser.py Chooser.choose_for: RuntimeError(f"Unable to find installation candidates for
+    # {package}"), package printed as "name (version)"); raised only ("sure"). h7_tables.toml [poetry], [[cuda_wheel]].
+    ("h7-poetry", "shape", (
+        r"(?P<sure>Unable to find installation candidates for) (?P<pkg>[A-Za-z0-9][\w.-]{0,100}) "
+        r"\((?P<ver>[\w.!+-]{1,60})\)",
+    )),
+    # SIGILL: gdb's stop line ('Program received signal SIGILL, Illegal instruction.', 'Thread 1 "python3" received
+    # signal SIGILL, ...'), the faulting instruction at gdb's "=>" pc marker in a disassembly (h7_tables.toml
+    # [[arm_insn]]: LSE atomics an ARMv8.0 core lacks), and a shell's line (read only when the log names torch).
+    ("h7-sigill", "shape", (
+        r"received signal (?P<gdb>(?P<sure>SIGILL)), Illegal instruction",
+        r"=> 0x[0-9a-f]{1,16}(?: <[^>\n]{1,400}>)?:\s{1,12}(?P<sure>(?P<insn>(?:ld|sw|ca|sd|ud)[a-z]{1,6}))\s",
+        r"(?P<sure>Illegal instruction)(?: \(core dumped\))?\s{0,4}$",
+    )),
+    # bitsandbytes < 0.43 on native Windows (h7_tables.toml [bnb_windows]): its cuda_setup loading a Linux binary from a
+    # Windows path ('bin C:\...\bitsandbytes\libbitsandbytes_cpu.so', 'CUDA SETUP: Loading binary C:\...\...so...': an ELF
+    # file never loads on Windows, "sure"), or ctypes failing on a community build's DLL ("Could not find module
+    # 'C:\...\bitsandbytes\cuda_setup\libbitsandbytes_cuda116.dll' (or one of its dependencies)").
+    ("h7-bnbwin", "shape", (
+        r"\\bitsandbytes\\(?:cuda_setup\\)?(?P<sure>libbitsandbytes_\w{1,40}\.so)",
+        r"Could not find module '[^'\n]{1,400}?\\bitsandbytes\\cuda_setup\\(?P<dll>libbitsandbytes_\w{1,40}\.dll)'",
+    )),
+    # pip told to use only a download.pytorch.org CUDA index ("Looking in indexes: https://download.pytorch.org/whl/cu131",
+    # pip/_internal/cli/req_command.py): h7.pyindex answers only when no such index exists (h7_tables.toml [pyindex]), where
+    # every requirement fails ("sure"); an existing index reads as nothing.
+    ("h7-pyindex", "shape", (
+        r"Looking in indexes: https://download\.pytorch\.org/whl/(?P<sure>cu(?P<cu>\d{2,3}))/?\s{0,4}$",
+    )),
+    # A BLAS/LAPACK routine undefined in a library built against the system's BLAS (h7_tables.toml [blas]): the reference
+    # BLAS/LAPACK names (s/d/c/z + routine, Fortran "_" or not; cblas_/LAPACKE_ C interfaces), e.g. "libtorch_cpu.so:
+    # undefined symbol: sgesdd" (NVIDIA's Jetson torch wheels without OpenBLAS, pytorch/pytorch#51092).
+    ("h7-blas", "shape", (
+        r"undefined symbol: (?P<blas>(?:cblas_|LAPACKE_)?[sdcz](?:gesdd|gesvd|getrf|getrs|getri|geqrf|orgqr|ormqr|potrf|"
+        r"potrs|potri|syevd|heevd|geev|gelsd|gelsy|gels|trtrs|gemm|gemv|trsm|syrk|axpy|dot|scal|nrm2|lamch)_?)(?![\w.@])",
+    )),
+    # torch.utils.cpp_extension.CUDAExtension's own source lines echoed in a traceback (torch <= 2.5 "library_paths(cuda=True)",
+    # later 'library_paths(device_type="cuda")'; include_paths likewise): the only error they raise is _join_cuda_home's
+    # "OSError: CUDA_HOME environment variable is not set" (no nvcc/CUDA toolkit), which a truncated paste loses. Echoed source
+    # exists only in a traceback ("sure"); b3.nvcc answers (the package from the frames).
+    ("h7-cudaext", "shape", (
+        r"(?P<sure>library_dirs \+= library_paths)\((?:cuda=True|device_type=\"cuda\")\)",
+        r"(?P<sure>include_dirs \+= include_paths)\((?:cuda=True|device_type=\"cuda\")\)",
+    )),
 )
 
 LAYER_IDS = {uid: n for n, (uid, _layer, _pats) in enumerate(UNITS)}
