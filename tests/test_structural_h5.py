@@ -35,3 +35,13 @@ def test_meta_device_notice_stays_silent():
     healthy("UserWarning: for model.layers.0.weight: copying from a non-meta parameter in the checkpoint to a meta "
             "parameter in the current model, which is a no-op. (Did you mean to pass `assign=True`?)\n"
             "Some parameters are on the meta device because they were offloaded to the cpu.\n")
+
+
+# --- CUDA out of memory while training: the batch size is the first knob (the threads' answer) -----------------------
+
+def test_cuda_oom_names_the_batch_size():
+    log = frames(("/srv/train.py", "loss = model(**batch).loss")) + \
+        ("torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 128.00 MiB. GPU 0 has a total capacity of "
+         "11.72 GiB of which 40.31 MiB is free. Including non-PyTorch memory, this process has 11.67 GiB memory in use.\n")
+    top, fix = first(log)
+    assert ident(top) == "out-of-memory:cuda" and "batch size" in fix and "gradient checkpointing" in fix, fix
