@@ -45,3 +45,74 @@ def test_cuda_oom_names_the_batch_size():
          "11.72 GiB of which 40.31 MiB is free. Including non-PyTorch memory, this process has 11.67 GiB memory in use.\n")
     top, fix = first(log)
     assert ident(top) == "out-of-memory:cuda" and "batch size" in fix and "gradient checkpointing" in fix, fix
+
+
+# --- trust_remote_code: a local Windows folder, the newer "custom code" wording, text-generation-webui's flag ---------
+# transformers dynamic_module_utils.py resolve_trust_remote_code; oobabooga/text-generation-webui modules/shared.py.
+
+TG = r"C:\ai\text-generation-webui"
+
+
+def test_remote_code_from_a_local_windows_folder_in_textgen():
+    log = frames((rf"{TG}\modules\ui_model_menu.py", "shared.model, shared.tokenizer = load_model(name, loader)"),
+                 (rf"{TG}\modules\models.py", "output = load_func_map[loader](model_name)")) + \
+        (r"ValueError: Loading models\Qwen_Qwen-7B-Chat requires you to execute the configuration file in that repo on "
+         "your local machine. Make sure you have read the code there to avoid malicious use, then set the option "
+         "trust_remote_code=True to remove this error.\n")
+    top, fix = first(log)
+    assert ident(top) == "unsupported-op:trust_remote_code", ident(top)
+    assert "--trust-remote-code" in fix and "CMD_FLAGS.txt" in fix and "trust_remote_code=True" in fix, fix
+
+
+def test_remote_code_newer_wording_sibling():
+    log = frames((f"{SITE}/transformers/models/auto/tokenization_auto.py", "trust_remote_code = resolve_trust_remote_code("),
+                 (f"{SITE}/transformers/dynamic_module_utils.py", "raise ValueError(")) + \
+        ("ValueError: Loading this model requires you to execute custom code contained in the model repository on your "
+         "local machine. Please set the option `trust_remote_code=True` to permit loading of this model.\n")
+    top, fix = first(log)
+    assert ident(top) == "unsupported-op:trust_remote_code" and "trust_remote_code=True" in fix, fix
+    assert "text-generation-webui" not in fix, fix
+
+
+def test_remote_code_prompt_notice_stays_silent():
+    healthy("The repository for THUDM/chatglm3-6b contains custom code which must be executed to correctly load the "
+            "model. You can inspect the repository content at https://hf.co/THUDM/chatglm3-6b.\n"
+            "You can avoid this prompt in future by passing the argument `trust_remote_code=True`.\n\n"
+            "Do you wish to run the custom code? [y/N] y\nLoading checkpoint shards: 100%|##########| 7/7\n")
+
+
+# --- a paste that stops at the raising frame: torch without CUDA, AUTOMATIC1111's older CUDA test ---------------------
+
+def _lazy(raise_line: str, site: str = r"D:\conda\envs\tcn\lib\site-packages") -> str:
+    return frames((r"D:\work\tcn\train.py", "model.cuda()"),
+                  (rf"{site}\torch\nn\modules\module.py", "return self._apply(lambda t: t.cuda(device))"),
+                  (rf"{site}\torch\cuda\__init__.py", raise_line))
+
+
+def test_truncated_not_compiled_with_cuda_gets_the_cuda_build():
+    top, fix = first(_lazy('raise AssertionError("Torch not compiled with C'))
+    assert ident(top) == "unsupported-op:cuda", ident(top)
+    assert "download.pytorch.org/whl/cu" in fix and "CUDA build" in fix, fix
+
+
+def test_full_raise_line_sibling_without_message():
+    top, fix = first(_lazy('raise AssertionError("Torch not compiled with CUDA enabled")'))
+    assert "CUDA build" in fix, fix
+
+
+def test_a1111_cuda_test_frame_without_its_message():
+    root = r"C:\sd\stable-diffusion-webui"
+    log = frames((rf"{root}\launch.py", "prepare_environment()"),
+                 (rf"{root}\launch.py", "run_python(\"import torch; assert torch.cuda.is_available(), 'Torch is not able "
+                                        "to use GPU; add --skip-torch-cuda-test to COMMANDLINE_ARGS variable to disable "
+                                        "this check'\")"),
+                 (rf"{root}\launch.py", "raise RuntimeError(message)"))
+    top, fix = first(log)
+    assert ident(top) == "unsupported-op:cuda" and "delete the venv" in fix, fix
+
+
+def test_cuda_checks_that_passed_stay_silent():
+    healthy("Python 3.10.6 (tags/v3.10.6:9c7b4bd, Aug  1 2022, 21:53:49) [MSC v.1932 64 bit (AMD64)]\n"
+            "Commit hash: 4afaaf8a020c1df457bcf7250cb1c7f609699fa7\nInstalling torch and torchvision\n"
+            "torch 2.1.2+cu121 CUDA available: True\nLaunching Web UI with arguments: --xformers\n"
+            "Running on local URL:  http://127.0.0.1:7860\n")

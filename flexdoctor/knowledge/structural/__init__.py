@@ -48,6 +48,7 @@ from . import g1, g1_py
 from . import h3
 from . import h1
 from . import h4  # tune-h4
+from . import h5  # tune-h5
 from .collect import Collector, has_progress, last_progress_in
 from .context import LogFacts, facts
 from .model import CONFIDENCE, KINDS, Answer
@@ -104,7 +105,8 @@ _READERS = {"so-missing": libs.answer, "symbol": readers.symbol, "module": reade
             "h1-tokhub": h1.tokenizer_hub, "h1-lora": h1.lora,
             "h2-zero3": h2.zero3, "h2-env": h2.envrank, "h2-mp": h2.mp, "h2-ort": h2.ort, "h2-uvtag": h2.uvtag,
             "h4-win127": h4.win127, "h4-cudnn": h4.cudnn, "h4-torchmod": h4.torch_missing,
-            "h4-vllmcore": h4.vllm_core}
+            "h4-vllmcore": h4.vllm_core,
+            "h5-remote": h5.remote, "h5-raised": h5.raised}
 
 
 _WARNING = re.compile(r"[Ww]arning|WARNING|\bwarn\b|\bW\d{4} |Error caught was|not available|will not be enabled"

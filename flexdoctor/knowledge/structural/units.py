@@ -1315,6 +1315,24 @@ UNITS = (
     ("h4-vllmcore", "shape", (
         r"Engine core initialization failed\. See root cause above",
     )),
+    # --- tune-h5
+    # transformers' trust_remote_code refusal where e4-remote does not read it: a local folder path with backslashes or
+    # spaces (configuration_auto.py / dynamic_module_utils.py, transformers <= 4.3x: "Loading models\\X requires you to
+    # execute the configuration file in that repo on your local machine") and the newer resolve_trust_remote_code wording
+    # ("Loading this model requires you to execute custom code contained in the model repository on your local machine").
+    ("h5-remote", "shape", (
+        r"Loading (?P<wrepo>[^\n`]{1,200}?) requires you to execute (?:the (?:configuration|tokenizer|modeling) file "
+        r"in that repo|custom code contained in the model repository)",
+    )),
+    # A paste that stops at the raising frame: the message only in that frame's source line, which a traceback prints
+    # only when the exception passed through it ("sure"). torch/cuda/__init__.py _lazy_init (every torch 1.x-2.x:
+    # raise AssertionError("Torch not compiled with CUDA enabled")); AUTOMATIC1111 launch.py before launch_utils.py
+    # (run_python("import torch; assert torch.cuda.is_available(), 'Torch is not able to use GPU; ...'")).
+    ("h5-raised", "shape", (
+        r"raise AssertionError\(\s{0,2}[\"'](?P<sure>Torch not compiled with C)",
+        r"run_python\([\"']import torch; assert torch\.cuda\.is_available\(\), [\"'](?P<sure>(?P<webui>Torch is not "
+        r"able to use GPU))",
+    )),
 )
 
 LAYER_IDS = {uid: n for n, (uid, _layer, _pats) in enumerate(UNITS)}

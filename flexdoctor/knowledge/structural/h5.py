@@ -1,0 +1,61 @@
+"""The structural layer's readers of tune-h5 (issue 22, cycle 3: round 10 train): the error read where a paste or an
+older wording hides it from the other readers, with the remedy the sources and threads establish.
+
+- ``remote``: transformers' trust_remote_code refusal in the wordings e4-remote does not read: a local folder on Windows
+  ("Loading models\\X requires you to execute the configuration file in that repo", transformers <= 4.3x
+  configuration_auto.py/dynamic_module_utils.py) and the newer "Loading this model requires you to execute custom code
+  contained in the model repository" (dynamic_module_utils.py resolve_trust_remote_code). Answered as e4.remote, plus the
+  flag of the web UI that loads it: text-generation-webui passes trust_remote_code only when started with
+  --trust-remote-code (oobabooga/text-generation-webui modules/shared.py; the one-click installer reads CMD_FLAGS.txt).
+- ``raised``: a paste that stops at the raising frame, so the message is only in that frame's source line:
+  torch/cuda/__init__.py _lazy_init's ``raise AssertionError("Torch not compiled with CUDA enabled")`` (a torch without
+  CUDA: the CUDA build from download.pytorch.org/whl/cuXYZ) and AUTOMATIC1111's older launch.py
+  ``run_python("import torch; assert torch.cuda.is_available(), 'Torch is not able to use GPU; ...'")`` (e4.webui).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import replace
+from typing import Optional
+
+from ...text import t
+from . import e4
+from .collect import Seen
+from .context import LogFacts
+from .model import Answer
+from .readers import _answer
+
+_TEXTGEN = re.compile(r"text-generation-webui|[\\/]modules[\\/](?:ui_model_menu|models)\.py$", re.IGNORECASE)
+_MODELS_DIR = re.compile(r"models[\\/]")  # text-generation-webui loads from its models folder ("models\\X")
+_HUB_ID = re.compile(r"[\w.-]{1,100}/[\w.-]{1,100}")
+
+
+def _say(key: str, **kw) -> str:
+    return t(f"structural.h5.{key}", **kw)
+
+
+# --- trust_remote_code in the wordings e4-remote does not read ---------------------------------------------------------
+
+def remote(seen: Seen, facts: LogFacts) -> Optional[Answer]:
+    repo = (seen.groups.get("wrepo") or "").strip().strip("'\"`")
+    hub = repo if _HUB_ID.fullmatch(repo) else None  # a local folder (models\X, C:\...) is no Hub id
+    a = e4.remote(replace(seen, groups={"repo": hub} if hub else {}), facts)
+    webui = any(_TEXTGEN.search(p) for p in facts.paths) or _MODELS_DIR.match(repo)
+    if a is None or not webui:
+        return a
+    return replace(a, fix=replace(a.fix, summary=_say("remote.textgen") + " " + a.fix.summary))
+
+
+# --- a paste that stops at the raising frame ---------------------------------------------------------------------------
+
+def raised(seen: Seen, facts: LogFacts) -> Optional[Answer]:
+    if facts.root is not None and facts.root[0] < seen.line:
+        return None  # an earlier error is the root: this frame belongs to another traceback
+    if seen.groups.get("webui"):
+        return e4.webui(replace(seen, groups={}), facts)
+    if facts.root is not None:
+        return None  # the full "Torch not compiled with CUDA enabled" line follows: its entry answers
+    commands = ["nvidia-smi", 'python -c "import torch; print(torch.__version__, torch.version.cuda)"']
+    return _answer("unsupported-op", "cuda", "high", _say("nocuda.title"), _say("nocuda.cause"), _say("nocuda.fix"),
+                   commands, seen, facts, 22, package="torch")
