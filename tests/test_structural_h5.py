@@ -116,3 +116,42 @@ def test_cuda_checks_that_passed_stay_silent():
             "Commit hash: 4afaaf8a020c1df457bcf7250cb1c7f609699fa7\nInstalling torch and torchvision\n"
             "torch 2.1.2+cu121 CUDA available: True\nLaunching Web UI with arguments: --xformers\n"
             "Running on local URL:  http://127.0.0.1:7860\n")
+
+
+# --- unsloth against another release of what it patches (unsloth.ai/docs/get-started/install/updating) ----------------
+
+UNS = "/usr/local/lib/python3.11/dist-packages"
+
+
+def test_unsloth_patched_trainer_function_with_another_signature():
+    log = frames((f"{UNS}/transformers/trainer.py", "return inner_training_loop("),
+                 (f"{UNS}/unsloth/models/llama.py", "batch_samples, num_items = self.get_batch_samples(it, n, device)")) + \
+        "TypeError: _unsloth_get_batch_samples() takes 3 positional arguments but 4 were given\n"
+    top, fix = first(log)
+    assert ident(top) == "version-constraint:unsloth", ident(top)
+    assert "pip install --upgrade unsloth unsloth_zoo" in fix and "pin transformers" in fix, fix
+
+
+def test_unsloth_patched_function_keyword_sibling():
+    log = frames((f"{UNS}/trl/trainer/sft_trainer.py", "loss = self.compute_loss(model, inputs, num_items_in_batch=n)")) + \
+        "TypeError: _unsloth_pre_compute_loss() got an unexpected keyword argument 'num_items_in_batch'\n"
+    top, fix = first(log)
+    assert ident(top) == "version-constraint:unsloth" and "unsloth_zoo" in fix, fix
+
+
+def test_unsloth_zoo_patching_step_failure_names_the_previous_release():
+    log = frames(("/content/train.py", "from unsloth import FastLanguageModel"),
+                 (f"{UNS}/unsloth_zoo/saving_utils.py", "raise RuntimeError(\"Unsloth: Failed to find `for shard_file, "
+                                                        "tensors in filename_to_tensors`\")")) + \
+        "RuntimeError: Unsloth: Failed to find `for shard_file, tensors in filename_to_tensors`\n"
+    top, fix = first(log)
+    assert ident(top) == "version-constraint:unsloth", ident(top)
+    assert "unsloth==<previous version>" in fix and "--upgrade unsloth unsloth_zoo" in fix, fix
+
+
+def test_unsloth_data_error_and_banner_stay_silent():
+    healthy("==((====))==  Unsloth 2025.3.19: Fast Llama patching. Transformers: 4.50.0.\n"
+            "   \\\\   /|    Tesla T4. Num GPUs = 1. Max memory: 14.741 GB. Platform: Linux.\n"
+            "Unsloth: Will patch your computer to enable 2x faster free finetuning.\n"
+            "Unsloth: Failed to patch Gemma3ForConditionalGeneration forward function.\n"
+            "Unsloth 2025.3.19 patched 28 layers with 28 QKV layers, 28 O layers and 28 MLP layers.\n")

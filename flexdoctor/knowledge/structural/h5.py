@@ -59,3 +59,24 @@ def raised(seen: Seen, facts: LogFacts) -> Optional[Answer]:
     commands = ["nvidia-smi", 'python -c "import torch; print(torch.__version__, torch.version.cuda)"']
     return _answer("unsupported-op", "cuda", "high", _say("nocuda.title"), _say("nocuda.cause"), _say("nocuda.fix"),
                    commands, seen, facts, 22, package="torch")
+
+
+# --- unsloth against another release of what it patches ----------------------------------------------------------------
+# The remedy: https://unsloth.ai/docs/get-started/install/updating ("pip install --upgrade unsloth unsloth_zoo"; an older
+# release: "pip install --force-reinstall --no-cache-dir --no-deps unsloth==2025.1.5", releases on its GitHub); threads
+# unslothai/unsloth#2148 (get_batch_samples, fixed in a new unsloth), #1925 (dynamic compiled modules, a new release).
+
+def unsloth(seen: Seen, facts: LogFacts) -> Optional[Answer]:
+    g = seen.groups
+    if facts.root is None or facts.root[0] != seen.line:
+        return None  # only the error the run died of (unsloth prints "Unsloth: Failed to patch X" as a notice)
+    commands = ["python -m pip install --upgrade unsloth unsloth_zoo"]
+    if g.get("fn"):
+        fn = f"_unsloth_{g['fn']}"
+        return _answer("version-constraint", "unsloth", "high", _say("unsloth.sig_title", fn=fn),
+                       _say("unsloth.sig_cause", fn=fn), _say("unsloth.fix"), commands, seen, facts, 24,
+                       package="unsloth")
+    step = g.get("step") or ""
+    return _answer("version-constraint", "unsloth", "high", _say("unsloth.step_title", step=step),
+                   _say("unsloth.step_cause"), _say("unsloth.fix") + " " + _say("unsloth.previous"), commands, seen,
+                   facts, 24, package="unsloth")

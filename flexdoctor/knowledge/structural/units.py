@@ -1333,6 +1333,16 @@ UNITS = (
         r"run_python\([\"']import torch; assert torch\.cuda\.is_available\(\), [\"'](?P<sure>(?P<webui>Torch is not "
         r"able to use GPU))",
     )),
+    # unsloth's patches of transformers/TRL/vLLM internals against another release of them: a patched function
+    # (unsloth/models/_utils.py, llama.py: _unsloth_get_batch_samples, _unsloth_pre_compute_loss ...) called with another
+    # argument list, and unsloth_zoo's own patching steps (compiler.py "Unsloth: Failed to create dynamic compiled
+    # modules!", saving_utils.py "Unsloth: Failed to find `for shard_file ...`", vllm_utils.py "Unsloth: Failed to access
+    # llm.llm_engine...", gguf "Unsloth: Failed to verify GGUF"). Not "Failed to make input require gradients" (data).
+    ("h5-unsloth", "shape", (
+        r"_unsloth_(?P<fn>\w{1,60})\(\) (?:takes \d{1,2} positional arguments? but \d{1,2} (?:was|were) given|got an "
+        r"unexpected keyword argument '\w{1,60}'|missing \d{1,2} required (?:positional|keyword-only) arguments?)",
+        r"Unsloth: Failed to (?P<step>create|find|access|patch|verify|compile)\b",
+    )),
 )
 
 LAYER_IDS = {uid: n for n, (uid, _layer, _pats) in enumerate(UNITS)}
