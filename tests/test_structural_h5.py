@@ -155,3 +155,48 @@ def test_unsloth_data_error_and_banner_stay_silent():
             "Unsloth: Will patch your computer to enable 2x faster free finetuning.\n"
             "Unsloth: Failed to patch Gemma3ForConditionalGeneration forward function.\n"
             "Unsloth 2025.3.19 patched 28 layers with 28 QKV layers, 28 O layers and 28 MLP layers.\n")
+
+
+# --- "requires X>=Y" stated by a library: upgrade, then restart (the module already imported is not reloaded) ---------
+# transformers#24147 / training_args.py: "Using the `Trainer` with `PyTorch` requires `accelerate>=0.20.1`".
+
+def test_stated_requirement_says_restart_after_the_upgrade():
+    log = frames(("/content/train.py", "args = TrainingArguments(output_dir='out')"),
+                 (f"{SITE}/transformers/training_args.py", "raise ImportError(")) + \
+        ("ImportError: Using the `Trainer` with `PyTorch` requires `accelerate>=0.21.0`: Please run "
+         "`pip install transformers[torch]` or `pip install 'accelerate>=0.21.0'`\n")
+    top, fix = first(log)
+    assert ident(top) == "version-constraint:accelerate" and "restart" in fix and "accelerate>=0.21.0" in fix, fix
+
+
+# --- kohya-ss/sd-scripts' optional packages (library/train_util.py: ImportError("No X / Xがインストールされていないようです"))
+
+KS = r"D:\ai\kohya_ss"
+
+
+def _kohya(pkg: str, caller: str = "optimizer_name, optimizer_args, optimizer = train_util.get_optimizer(args, params)"):
+    return frames((rf"{KS}\sd-scripts\train_network.py", caller),
+                  (rf"{KS}\sd-scripts\library\train_util.py", f'raise ImportError("No {pkg} / {pkg}がインストールされていないようです")')) + \
+        f"ImportError: No {pkg} / {pkg}がインストールされていないようです\n"
+
+
+def test_kohya_without_bitsandbytes_installs_it_or_picks_adamw():
+    top, fix = first(_kohya("bitsandbytes"))
+    assert ident(top) == "missing-module:bitsandbytes", ident(top)
+    assert "pip install bitsandbytes" in fix and "--optimizer_type=AdamW" in fix and "0.43.0" in fix, fix
+
+
+def test_kohya_without_xformers_sibling_offers_sdpa():
+    top, fix = first(_kohya("xformers", caller="train_util.replace_unet_modules(unet, args.mem_eff_attn, args.xformers)"))
+    assert ident(top) == "missing-module:xformers" and "--sdpa" in fix and "pip install xformers" in fix, fix
+
+
+def test_kohya_unknown_optional_package_is_not_guessed():
+    top, _fix = first(_kohya("somethingelse"))
+    assert not ident(top).startswith("missing-module:somethingelse"), ident(top)
+
+
+def test_kohya_startup_notices_stay_silent():
+    healthy("2024-05-01 10:00:00 INFO     use 8-bit AdamW optimizer | {}                              train_util.py:3889\n"
+            "2024-05-01 10:00:01 INFO     Using xformers for attention                                 train_util.py:2012\n"
+            "steps:   0%|          | 0/1600 [00:00<?, ?it/s]\n")

@@ -15,6 +15,7 @@ older wording hides it from the other readers, with the remedy the sources and t
 
 from __future__ import annotations
 
+import functools
 import re
 from dataclasses import replace
 from typing import Optional
@@ -24,7 +25,8 @@ from . import e4
 from .collect import Seen
 from .context import LogFacts
 from .model import Answer
-from .readers import _answer
+from .readers import _answer, on_windows
+from .tables import _load
 
 _TEXTGEN = re.compile(r"text-generation-webui|[\\/]modules[\\/](?:ui_model_menu|models)\.py$", re.IGNORECASE)
 _MODELS_DIR = re.compile(r"models[\\/]")  # text-generation-webui loads from its models folder ("models\\X")
@@ -80,3 +82,23 @@ def unsloth(seen: Seen, facts: LogFacts) -> Optional[Answer]:
     return _answer("version-constraint", "unsloth", "high", _say("unsloth.step_title", step=step),
                    _say("unsloth.step_cause"), _say("unsloth.fix") + " " + _say("unsloth.previous"), commands, seen,
                    facts, 24, package="unsloth")
+
+
+# --- kohya-ss/sd-scripts' optional packages ----------------------------------------------------------------------------
+
+@functools.lru_cache(maxsize=1)
+def _kohya() -> dict:
+    return {r["name"]: r for r in _load("h5_tables.toml")["kohya"]}
+
+
+def kohya(seen: Seen, facts: LogFacts) -> Optional[Answer]:
+    row = _kohya().get((seen.groups.get("kpkg") or "").strip().lower())
+    if row is None:
+        return None
+    dist, win = row["dist"], on_windows(seen, facts, paths=True)
+    venv = _say("kohya.venv_win") if win else _say("kohya.venv_posix")
+    fix = _say("kohya.fix", dist=dist, venv=venv) + " " + _say(f"kohya.instead_{row['instead']}")
+    if dist == "bitsandbytes" and win:
+        fix += " " + _say("kohya.bnb_windows")
+    return _answer("missing-module", dist, "high", _say("kohya.title", dist=dist), _say("kohya.cause", dist=dist), fix,
+                   [f"python -m pip install {dist}"], seen, facts, 22)

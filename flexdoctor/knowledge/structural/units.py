@@ -1343,6 +1343,11 @@ UNITS = (
         r"unexpected keyword argument '\w{1,60}'|missing \d{1,2} required (?:positional|keyword-only) arguments?)",
         r"Unsloth: Failed to (?P<step>create|find|access|patch|verify|compile)\b",
     )),
+    # kohya-ss/sd-scripts' optional imports (library/train_util.py: raise ImportError("No bitsandbytes / bitsandbytesが
+    # インストールされていないようです"), likewise xformers, wandb, lion_pytorch, dadaptation, prodigyopt, schedulefree).
+    ("h5-kohya", "shape", (
+        r"ImportError: No (?P<kpkg>[^/\n]{1,40}) / [\w -]{0,40}?[^\x00-\x7f]",  # ...がインストールされていないようです
+    )),
 )
 
 LAYER_IDS = {uid: n for n, (uid, _layer, _pats) in enumerate(UNITS)}
