@@ -200,3 +200,30 @@ def test_kohya_startup_notices_stay_silent():
     healthy("2024-05-01 10:00:00 INFO     use 8-bit AdamW optimizer | {}                              train_util.py:3889\n"
             "2024-05-01 10:00:01 INFO     Using xformers for attention                                 train_util.py:2012\n"
             "steps:   0%|          | 0/1600 [00:00<?, ?it/s]\n")
+
+
+# --- pip's post-install report: a companion of torch preinstalled for another torch (pip install.py
+# _warn_about_conflicts); the companions of the installed torch from the wheel/history tables ------------------------
+
+PIP_HEAD = ("ERROR: pip's dependency resolver does not currently take into account all the packages that are installed. "
+            "This behaviour is the source of the following dependency conflicts.\n")
+
+
+def test_preinstalled_torchvision_for_another_torch_names_the_matching_pair():
+    log = PIP_HEAD + ("torchvision 0.15.2+cu118 requires torch==2.0.1, but you have torch 1.13.1 which is incompatible.\n"
+                      "torchaudio 2.0.2+cu118 requires torch==2.0.1, but you have torch 1.13.1 which is incompatible.\n"
+                      "Successfully installed torch-1.13.1\n")
+    top, fix = first(log)
+    assert ident(top) == "version-constraint:torch", ident(top)
+    assert "torchvision==0.14.1" in fix and "torchaudio==0.13.1" in fix and "ignored" in fix, fix
+
+
+def test_torchtext_sibling_alone():
+    top, fix = first(PIP_HEAD + "torchtext 0.15.2 requires torch==2.0.1, but you have torch 1.13.1 which is incompatible.\n")
+    assert ident(top) == "version-constraint:torch" and "torchvision==0.14.1" in fix, fix
+
+
+def test_pip_success_stays_silent():
+    healthy("Collecting torch==2.0.1\n  Using cached torch-2.0.1-cp310-cp310-manylinux1_x86_64.whl (619.9 MB)\n"
+            "Requirement already satisfied: torchvision==0.15.2 in /usr/local/lib/python3.10/dist-packages (0.15.2+cu118)\n"
+            "Successfully installed torch-2.0.1\n")

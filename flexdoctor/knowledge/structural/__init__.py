@@ -106,7 +106,8 @@ _READERS = {"so-missing": libs.answer, "symbol": readers.symbol, "module": reade
             "h2-zero3": h2.zero3, "h2-env": h2.envrank, "h2-mp": h2.mp, "h2-ort": h2.ort, "h2-uvtag": h2.uvtag,
             "h4-win127": h4.win127, "h4-cudnn": h4.cudnn, "h4-torchmod": h4.torch_missing,
             "h4-vllmcore": h4.vllm_core,
-            "h5-remote": h5.remote, "h5-raised": h5.raised, "h5-unsloth": h5.unsloth, "h5-kohya": h5.kohya}
+            "h5-remote": h5.remote, "h5-raised": h5.raised, "h5-unsloth": h5.unsloth, "h5-kohya": h5.kohya,
+            "h5-companion": h5.companion}
 
 
 _WARNING = re.compile(r"[Ww]arning|WARNING|\bwarn\b|\bW\d{4} |Error caught was|not available|will not be enabled"

@@ -24,6 +24,7 @@ from ...text import t
 from . import e4
 from .collect import Seen
 from .context import LogFacts
+from .history import companions
 from .model import Answer
 from .readers import _answer, on_windows
 from .tables import _load
@@ -102,3 +103,22 @@ def kohya(seen: Seen, facts: LogFacts) -> Optional[Answer]:
         fix += " " + _say("kohya.bnb_windows")
     return _answer("missing-module", dist, "high", _say("kohya.title", dist=dist), _say("kohya.cause", dist=dist), fix,
                    [f"python -m pip install {dist}"], seen, facts, 22)
+
+
+# --- a companion of torch preinstalled for another torch (pip's post-install conflict report) --------------------------
+
+_VER = re.compile(r"\d{1,3}(?:\.\d{1,4}){1,3}")
+
+
+def companion(seen: Seen, facts: LogFacts) -> Optional[Answer]:
+    g = seen.groups
+    comp, cv, made, have = "torch" + g["comp"], g["cv"], g["tv"].split("+")[0], g["have"].split("+")[0]
+    if not (_VER.fullmatch(made) and _VER.fullmatch(have)) or made == have:
+        return None
+    vision, audio = companions(have)
+    pins = [f"{d}=={v}" for d, v in (("torchvision", vision), ("torchaudio", audio)) if v]
+    commands = [f"python -m pip install torch=={have} " + " ".join(pins)] if pins else []
+    named = ", ".join(pins) or _say("companion.unknown", have=have)
+    return _answer("version-constraint", "torch", "high", _say("companion.title", comp=comp, cv=cv, made=made, have=have),
+                   _say("companion.cause", comp=comp, made=made, have=have),
+                   _say("companion.fix", comp=comp, made=made, have=have, named=named), commands, seen, facts, 24)

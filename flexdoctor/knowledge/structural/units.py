@@ -1348,6 +1348,13 @@ UNITS = (
     ("h5-kohya", "shape", (
         r"ImportError: No (?P<kpkg>[^/\n]{1,40}) / [\w -]{0,40}?[^\x00-\x7f]",  # ...がインストールされていないようです
     )),
+    # pip's post-install conflict report (pip/_internal/commands/install.py _warn_about_conflicts: "{name} {version}
+    # requires {req}, but you have {dep} {ver} which is incompatible.") where a companion of torch (torchvision,
+    # torchaudio, torchtext: each release made for one torch) was preinstalled for another torch than the one installed.
+    ("h5-companion", "shape", (
+        r"torch(?P<comp>vision|audio|text) (?P<cv>\d[\w.+]{0,40}) requires torch==(?P<tv>\d[\w.+]{0,40}), but you have "
+        r"torch (?P<have>\d[\w.+]{0,40}) which is incompatible",
+    )),
 )
 
 LAYER_IDS = {uid: n for n, (uid, _layer, _pats) in enumerate(UNITS)}
