@@ -227,3 +227,23 @@ def test_pip_success_stays_silent():
     healthy("Collecting torch==2.0.1\n  Using cached torch-2.0.1-cp310-cp310-manylinux1_x86_64.whl (619.9 MB)\n"
             "Requirement already satisfied: torchvision==0.15.2 in /usr/local/lib/python3.10/dist-packages (0.15.2+cu118)\n"
             "Successfully installed torch-2.0.1\n")
+
+
+# --- sgl-kernel's loader: common_ops found but not loadable (sgl_kernel/load_utils.py) ---------------------------------
+
+def test_sgl_kernel_common_ops_not_loadable_is_the_torch_pair():
+    site = "/srv/.venv/lib/python3.11/site-packages"
+    log = frames((f"{site}/sglang/srt/layers/activation.py", "from sgl_kernel import gelu_and_mul, silu_and_mul"),
+                 (f"{site}/sgl_kernel/__init__.py", "common_ops = _load_architecture_specific_ops()"),
+                 (f"{site}/sgl_kernel/load_utils.py", "raise ImportError(error_msg)")) + \
+        ("ImportError: \n[sgl_kernel] CRITICAL: Could not load any common_ops library!\n\nAttempted locations:\n"
+         f"1. Architecture-specific pattern: {site}/sgl_kernel/sm90/common_ops.* - found files: "
+         f"['{site}/sgl_kernel/sm90/common_ops.abi3.so']\n")
+    top, fix = first(log)
+    assert ident(top) == "undefined-symbol:torch" and "sgl-kernel" in fix and "torch" in fix, fix
+
+
+def test_sgl_kernel_loaded_notice_stays_silent():
+    healthy("[sgl_kernel] Loaded architecture-specific common_ops from sm90/common_ops.abi3.so\n"
+            "[2025-06-01 10:00:00] server_args=ServerArgs(model_path='Qwen/Qwen2.5-7B-Instruct', tp_size=1)\n"
+            "[2025-06-01 10:00:30] The server is fired up and ready to roll!\n")

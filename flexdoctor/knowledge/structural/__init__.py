@@ -107,7 +107,7 @@ _READERS = {"so-missing": libs.answer, "symbol": readers.symbol, "module": reade
             "h4-win127": h4.win127, "h4-cudnn": h4.cudnn, "h4-torchmod": h4.torch_missing,
             "h4-vllmcore": h4.vllm_core,
             "h5-remote": h5.remote, "h5-raised": h5.raised, "h5-unsloth": h5.unsloth, "h5-kohya": h5.kohya,
-            "h5-companion": h5.companion}
+            "h5-companion": h5.companion, "h5-sglops": h5.sgl_ops}
 
 
 _WARNING = re.compile(r"[Ww]arning|WARNING|\bwarn\b|\bW\d{4} |Error caught was|not available|will not be enabled"

@@ -26,7 +26,7 @@ from .collect import Seen
 from .context import LogFacts
 from .history import companions
 from .model import Answer
-from .readers import _answer, on_windows
+from .readers import _answer, on_windows, torch_pair_fix
 from .tables import _load
 
 _TEXTGEN = re.compile(r"text-generation-webui|[\\/]modules[\\/](?:ui_model_menu|models)\.py$", re.IGNORECASE)
@@ -122,3 +122,11 @@ def companion(seen: Seen, facts: LogFacts) -> Optional[Answer]:
     return _answer("version-constraint", "torch", "high", _say("companion.title", comp=comp, cv=cv, made=made, have=have),
                    _say("companion.cause", comp=comp, made=made, have=have),
                    _say("companion.fix", comp=comp, made=made, have=have, named=named), commands, seen, facts, 24)
+
+
+# --- sgl-kernel's compiled ops found but not loadable -------------------------------------------------------------------
+
+def sgl_ops(seen: Seen, facts: LogFacts) -> Optional[Answer]:
+    fix, commands = torch_pair_fix("sgl-kernel", facts)
+    return _answer("undefined-symbol", "torch", "medium", _say("sglops.title"), _say("sglops.cause"), fix, commands,
+                   seen, facts, 30, package="sgl_kernel")

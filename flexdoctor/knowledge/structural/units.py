@@ -1355,6 +1355,13 @@ UNITS = (
         r"torch(?P<comp>vision|audio|text) (?P<cv>\d[\w.+]{0,40}) requires torch==(?P<tv>\d[\w.+]{0,40}), but you have "
         r"torch (?P<have>\d[\w.+]{0,40}) which is incompatible",
     )),
+    # sgl-kernel's loader (sgl_kernel/load_utils.py _load_architecture_specific_ops: "[sgl_kernel] CRITICAL: Could not
+    # load any common_ops library!", raised as ImportError): the library was found but failed to load, which hides the
+    # undefined torch symbol of a build made for another torch (sgl-project/sglang#17460: torch 2.10 under a kernel built
+    # for 2.9).
+    ("h5-sglops", "shape", (
+        r"\[sgl_kernel\] CRITICAL: (?P<sure>Could not load any common_ops library)",
+    )),
 )
 
 LAYER_IDS = {uid: n for n, (uid, _layer, _pats) in enumerate(UNITS)}
