@@ -13,7 +13,7 @@ from flexdoctor.knowledge import explain as kbx
 from flexdoctor.knowledge import score
 
 CORPUS = Path(__file__).parent / "data" / "corpus"
-TRAIN_FLOOR = 0.92  # 828/893 when round 10 joined train after its blind score (BENCHMARKS.md); round 7 sealed
+TRAIN_FLOOR = 0.95  # 874/893 after rounds 8-10 were tuned (their blind scores: BENCHMARKS.md); rounds 7 and 11 sealed
 
 
 @pytest.fixture(scope="module")

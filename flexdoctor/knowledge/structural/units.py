@@ -1376,6 +1376,53 @@ UNITS = (
         r"(?P<sure>library_dirs \+= library_paths)\((?:cuda=True|device_type=\"cuda\")\)",
         r"(?P<sure>include_dirs \+= include_paths)\((?:cuda=True|device_type=\"cuda\")\)",
     )),
+    # --- tune-h5
+    # transformers' trust_remote_code refusal where e4-remote does not read it: a local folder path with backslashes or
+    # spaces (configuration_auto.py / dynamic_module_utils.py, transformers <= 4.3x: "Loading models\\X requires you to
+    # execute the configuration file in that repo on your local machine") and the newer resolve_trust_remote_code wording
+    # ("Loading this model requires you to execute custom code contained in the model repository on your local machine").
+    ("h5-remote", "shape", (
+        r"Loading (?P<wrepo>[^\n`]{1,200}?) requires you to execute (?:the (?:configuration|tokenizer|modeling) file "
+        r"in that repo|custom code contained in the model repository)",
+    )),
+    # A paste that stops at the raising frame: the message only in that frame's source line, which a traceback prints
+    # only when the exception passed through it ("sure"). torch/cuda/__init__.py _lazy_init (every torch 1.x-2.x:
+    # raise AssertionError("Torch not compiled with CUDA enabled")); AUTOMATIC1111 launch.py before launch_utils.py
+    # (run_python("import torch; assert torch.cuda.is_available(), 'Torch is not able to use GPU; ...'")).
+    ("h5-raised", "shape", (
+        r"raise AssertionError\(\s{0,2}[\"'](?P<sure>Torch not compiled with C)",
+        r"run_python\([\"']import torch; assert torch\.cuda\.is_available\(\), [\"'](?P<sure>(?P<webui>Torch is not "
+        r"able to use GPU))",
+    )),
+    # unsloth's patches of transformers/TRL/vLLM internals against another release of them: a patched function
+    # (unsloth/models/_utils.py, llama.py: _unsloth_get_batch_samples, _unsloth_pre_compute_loss ...) called with another
+    # argument list, and unsloth_zoo's own patching steps (compiler.py "Unsloth: Failed to create dynamic compiled
+    # modules!", saving_utils.py "Unsloth: Failed to find `for shard_file ...`", vllm_utils.py "Unsloth: Failed to access
+    # llm.llm_engine...", gguf "Unsloth: Failed to verify GGUF"). Not "Failed to make input require gradients" (data).
+    ("h5-unsloth", "shape", (
+        r"_unsloth_(?P<fn>\w{1,60})\(\) (?:takes \d{1,2} positional arguments? but \d{1,2} (?:was|were) given|got an "
+        r"unexpected keyword argument '\w{1,60}'|missing \d{1,2} required (?:positional|keyword-only) arguments?)",
+        r"Unsloth: Failed to (?P<step>create|find|access|patch|verify|compile)\b",
+    )),
+    # kohya-ss/sd-scripts' optional imports (library/train_util.py: raise ImportError("No bitsandbytes / bitsandbytesが
+    # インストールされていないようです"), likewise xformers, wandb, lion_pytorch, dadaptation, prodigyopt, schedulefree).
+    ("h5-kohya", "shape", (
+        r"ImportError: No (?P<kpkg>[^/\n]{1,40}) / [\w -]{0,40}?[^\x00-\x7f]",  # ...がインストールされていないようです
+    )),
+    # pip's post-install conflict report (pip/_internal/commands/install.py _warn_about_conflicts: "{name} {version}
+    # requires {req}, but you have {dep} {ver} which is incompatible.") where a companion of torch (torchvision,
+    # torchaudio, torchtext: each release made for one torch) was preinstalled for another torch than the one installed.
+    ("h5-companion", "shape", (
+        r"torch(?P<comp>vision|audio|text) (?P<cv>\d[\w.+]{0,40}) requires torch==(?P<tv>\d[\w.+]{0,40}), but you have "
+        r"torch (?P<have>\d[\w.+]{0,40}) which is incompatible",
+    )),
+    # sgl-kernel's loader (sgl_kernel/load_utils.py _load_architecture_specific_ops: "[sgl_kernel] CRITICAL: Could not
+    # load any common_ops library!", raised as ImportError): the library was found but failed to load, which hides the
+    # undefined torch symbol of a build made for another torch (sgl-project/sglang#17460: torch 2.10 under a kernel built
+    # for 2.9).
+    ("h5-sglops", "shape", (
+        r"\[sgl_kernel\] CRITICAL: (?P<sure>Could not load any common_ops library)",
+    )),
 )
 
 LAYER_IDS = {uid: n for n, (uid, _layer, _pats) in enumerate(UNITS)}
