@@ -25,7 +25,7 @@ from .collect import Seen
 from .context import LogFacts
 from .errors import env
 from .model import Answer
-from .readers import _answer, on_windows
+from .readers import _answer, catalogue, on_windows
 
 _WRAPPED_RANK = 85  # above LAST_RESORT (70): shown only when no reader and no entry says more
 _NODE = re.compile(r"custom_nodes[\\/](?P<node>[\w.-]{1,100})")
@@ -33,8 +33,7 @@ _SAFE_NODE = re.compile(r"[A-Za-z0-9][\w .()|-]{0,99}")
 _ACTIVATIONS = ("Relu", "LeakyRelu", "Elu", "Hardtanh", "Silu", "Hardswish", "Threshold", "Mish", "Gelu")
 
 
-def _say(key: str, **kw) -> str:
-    return t(f"structural.g3.{key}", **kw)
+_say = catalogue("g3")
 
 
 # --- autograd ------------------------------------------------------------------------------------------------------

@@ -16,19 +16,17 @@ import re
 from typing import Optional
 
 from ... import wheels
-from ...text import t
 from .collect import Seen
 from .context import LogFacts
 from .model import Answer
-from .readers import _answer, on_windows
+from .readers import _answer, catalogue, on_windows
 from .tables import _load
 
 _HUB_ID = re.compile(r"(?:[A-Za-z0-9][\w.-]{0,95}/)?[A-Za-z0-9][\w.-]{0,95}")
 _IDENT = re.compile(r"[A-Za-z_][\w.]{0,120}")
 
 
-def _say(key: str, **kw) -> str:
-    return t(f"structural.h1.{key}", **kw)
+_say = catalogue("h1")
 
 
 def _env(assignment: str, win: bool) -> str:

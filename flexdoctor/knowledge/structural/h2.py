@@ -20,18 +20,16 @@ from __future__ import annotations
 import re
 from typing import Optional
 
-from ...text import t
 from .collect import Seen
 from .context import LogFacts
 from .model import Answer
-from .readers import _answer, on_windows
+from .readers import _answer, catalogue, on_windows
 from .tables import _load
 
 _VAR = re.compile(r"[A-Z_]{1,40}")
 
 
-def _say(key: str, **kw) -> str:
-    return t(f"structural.h2.{key}", **kw)
+_say = catalogue("h2")
 
 
 # --- ZeRO-3 / FSDP: a partitioned weight used outside the engine ---------------------------------------------------

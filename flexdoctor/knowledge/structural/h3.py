@@ -24,20 +24,18 @@ from ...text import t
 from .collect import Seen
 from .context import LogFacts
 from .model import Answer
-from .readers import _answer
+from .readers import _answer, catalogue
 from .tables import _load
 
 _ROPE_TYPE = re.compile(r"'(?:rope_)?type': '(?P<rt>[\w-]{1,40})'")
 _CONFIG_FILE = re.compile(r"models[\\/](?P<model>\w{1,60})[\\/]configuration_\w{1,60}\.py$")
 
 
-def _say(key: str, **kw) -> str:
-    return t(f"structural.h3.{key}", **kw)
+_say = catalogue("h3")
 
 
-@functools.lru_cache(maxsize=1)
 def _table() -> dict:
-    return _load("h3_tables.toml")
+    return _load("h3_tables.toml")  # _load caches each file
 
 
 # --- a config newer than the library -------------------------------------------------------------------------------

@@ -18,21 +18,19 @@ import re
 from dataclasses import replace
 from typing import Optional
 
-from ...text import t
 from . import f2
 from .collect import Seen
 from .context import LogFacts
 from .model import Answer
 from .errors import env
-from .readers import _answer
+from .readers import _answer, catalogue
 from .tables import _load
 
 _WIN127 = re.compile(r"WinError 127\b")
 _CUDA_REQ = re.compile(r"unsatisfied condition: cuda ?>= ?(\d{1,2})\.(\d{1,2})")
 
 
-def _say(key: str, **kw) -> str:
-    return t(f"structural.h4.{key}", **kw)
+_say = catalogue("h4")
 
 
 @functools.lru_cache(maxsize=1)

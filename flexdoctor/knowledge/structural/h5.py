@@ -20,13 +20,12 @@ import re
 from dataclasses import replace
 from typing import Optional
 
-from ...text import t
 from . import e4
 from .collect import Seen
 from .context import LogFacts
 from .history import companions
 from .model import Answer
-from .readers import _answer, on_windows, torch_pair_fix
+from .readers import _answer, catalogue, on_windows, torch_pair_fix
 from .tables import _load
 
 _TEXTGEN = re.compile(r"text-generation-webui|[\\/]modules[\\/](?:ui_model_menu|models)\.py$", re.IGNORECASE)
@@ -34,8 +33,7 @@ _MODELS_DIR = re.compile(r"models[\\/]")  # text-generation-webui loads from its
 _HUB_ID = re.compile(r"[\w.-]{1,100}/[\w.-]{1,100}")
 
 
-def _say(key: str, **kw) -> str:
-    return t(f"structural.h5.{key}", **kw)
+_say = catalogue("h5")
 
 
 # --- trust_remote_code in the wordings e4-remote does not read ---------------------------------------------------------

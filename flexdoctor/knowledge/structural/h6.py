@@ -10,27 +10,23 @@
 
 from __future__ import annotations
 
-import functools
 import re
 from typing import Optional
 
-from ...text import t
 from .collect import Seen
 from .context import LogFacts
 from .model import Answer
-from .readers import _answer
+from .readers import _answer, catalogue
 from .tables import _load
 
 _NAME = re.compile(r"[\w.-]{1,60}")
 
 
-def _say(key: str, **kw) -> str:
-    return t(f"structural.h6.{key}", **kw)
+_say = catalogue("h6")
 
 
-@functools.lru_cache(maxsize=1)
 def _table() -> dict:
-    return _load("h6_tables.toml")
+    return _load("h6_tables.toml")  # _load caches each file
 
 
 # --- a GGUF newer than the llama.cpp that loads it ------------------------------------------------------------------

@@ -11,30 +11,26 @@
 
 from __future__ import annotations
 
-import functools
 import re
 from typing import Optional
 
-from ...text import t
 from ... import wheels
 from . import history
 from .collect import Seen
 from .context import LogFacts
 from .model import Answer
-from .readers import _answer
+from .readers import _answer, catalogue
 from .tables import _load
 
 _PKG = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,100}")
 _VER = re.compile(r"\d{1,4}(?:\.\d{1,6}){0,3}(?:(?:a|b|rc|\.post|\.dev)\d{1,8})?(?:\+[\w.]{1,40})?")
 
 
-def _say(key: str, **kw) -> str:
-    return t(f"structural.h7.{key}", **kw)
+_say = catalogue("h7")
 
 
-@functools.lru_cache(maxsize=1)
 def _table() -> dict:
-    return _load("h7_tables.toml")
+    return _load("h7_tables.toml")  # _load caches each file
 
 
 # --- poetry: no installation candidates ------------------------------------------------------------------------------

@@ -17,6 +17,14 @@ from .demangle import demangle
 from .libs import name_before
 from .model import Answer
 
+def catalogue(area: str):
+    """``t`` for one reader module's own keys: ``catalogue("h3")("oom.fix_vllm")`` is
+    ``t("structural.h3.oom.fix_vllm")``."""
+    def say(key: str, **kw) -> str:
+        return t(f"structural.{area}.{key}", **kw)
+    return say
+
+
 SAFE = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.+-]{0,119}")
 SPEC = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,80}(?:[<>=!~]=?[A-Za-z0-9_.*+-]{1,40},?){0,4}")
 
