@@ -155,7 +155,7 @@ def test_unsloth_banner_is_silent():
             "   \\\\   /|    GPU: NVIDIA GeForce RTX 4090. Max memory: 23.988 GB. Platform: Linux.\n")
 
 
-# --- a refused keyword: the caller past decorator frames (g1.caller via h3.call_site) ---------------------------------
+# --- a refused keyword: the caller past decorator frames (g1.caller via g1.call_site) ---------------------------------
 
 def test_deprecation_decorator_frame_is_not_the_caller():
     log = frames(("/home/ml/finetune.py", "trainer = SFTTrainer(model=model, packing=True)"),

@@ -20,7 +20,7 @@ import re
 from typing import Optional
 
 from ...text import t
-from . import h3, history
+from . import history
 from .collect import Seen, package_of
 from .context import LogFacts
 from .model import Answer
@@ -76,9 +76,18 @@ def _mod(dist: str) -> str:
     return dist.replace("-", "_").lower()
 
 
+def call_site(paths) -> Optional[str]:
+    """The last traceback frame that is not a decorator passing the call through (g1_tables.toml [[passthrough]])."""
+    skip = tuple(r["path"] for r in _load("g1_tables.toml")["passthrough"])
+    for p in reversed(paths):
+        if not p.replace("\\", "/").endswith(skip):
+            return p
+    return None
+
+
 def caller(facts: LogFacts) -> Optional[str]:
     """The installed package the failing call was made from (the last traceback frame), None for the user's code."""
-    site = h3.call_site(facts.paths)  # tune-h3: past decorator frames that only pass the call through
+    site = call_site(facts.paths)
     if site is None:
         return None
     pkg = package_of(site.replace("\\", "/"))
@@ -148,7 +157,7 @@ def _table_answer(row: dict, exact: bool, shown: str, arg: str, seen: Seen, fact
             commands.append(f'python -m pip install "{pkg}<{row["removed"]}"')
     fix = t(f"structural.g1.kw.fix_{case}", **v)
     if case == "caller" and action == "rename" and row.get("new"):
-        fix += " " + t("structural.h3.kw.caller_rename", **v)  # tune-h3: the user's own call may pass the old name too
+        fix += " " + t("structural.g1.kw.caller_rename", **v)  # the user's own call may pass the old name too
     title = t("structural.g1.kw.title", callee=shown, arg=arg, pkg=pkg)
     cause = t(f"structural.g1.kw.cause_{action}", **v) if exact or action == "added" else \
         t("structural.g1.kw.cause_any", **v)

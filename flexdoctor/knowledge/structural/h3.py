@@ -11,7 +11,6 @@ them, and what a UI's graph asks of its parts (sources: h3_tables.toml).
 - ``oom``: a GPU out of memory inside ComfyUI (its frames, its error report): ComfyUI's own memory flags and lighter
   weights, ranked above the generic reading.
 - ``nogpu``: a library that refuses to start because torch sees no GPU (unsloth): the CPU-only torch wheel.
-- ``call_site``: the frame that made a call, past decorator frames that only pass it through (g1.caller uses it).
 """
 
 from __future__ import annotations
@@ -140,14 +139,3 @@ def nogpu(seen: Seen, facts: LogFacts) -> Optional[Answer]:
         commands.append(f"python -m pip install --force-reinstall torch --index-url https://download.pytorch.org/whl/{tag}")
     return _answer("version-constraint", "torch", "medium", _say("nogpu.title", pkg=pkg), _say("nogpu.cause", pkg=pkg),
                    _say("nogpu.fix", pkg=pkg), commands, seen, facts, 30, package="torch")
-
-
-# --- the frame that made a call ----------------------------------------------------------------------------------------
-
-def call_site(paths) -> Optional[str]:
-    """The last traceback frame that is not a decorator passing the call through (h3_tables.toml [[passthrough]])."""
-    skip = tuple(r["path"] for r in _table()["passthrough"])
-    for p in reversed(paths):
-        if not p.replace("\\", "/").endswith(skip):
-            return p
-    return None
