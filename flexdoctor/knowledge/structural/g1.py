@@ -21,14 +21,13 @@ from typing import Optional
 
 from ...text import t
 from . import history
-from .collect import Seen, package_of
+from .collect import Seen
 from .context import LogFacts
 from .model import Answer
-from .readers import _answer
+from .readers import DIST, _answer, frame_package
 from .tables import _load
 
 _IDENT = re.compile(r"[A-Za-z_]\w{0,99}")
-_DIST = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,80}")
 _CALLEE = re.compile(r"([A-Za-z_][\w.]{0,200})$")
 _DUNDER = ("__init__", "__new__", "__call__")
 
@@ -88,10 +87,7 @@ def call_site(paths) -> Optional[str]:
 def caller(facts: LogFacts) -> Optional[str]:
     """The installed package the failing call was made from (the last traceback frame), None for the user's code."""
     site = call_site(facts.paths)
-    if site is None:
-        return None
-    pkg = package_of(site.replace("\\", "/"))
-    return pkg if pkg and _DIST.fullmatch(pkg) else None
+    return None if site is None else frame_package(site)
 
 
 def _short(shown: str) -> str:
@@ -183,7 +179,7 @@ def _generic(kind: str, shown: str, name: str, arg: str, seen: Seen, facts: LogF
     owner = _owners().get(name)
     if owner is None and "." in shown:
         head = shown.split(".")[0]
-        owner = head if head[:1].islower() and _DIST.fullmatch(head) and head not in ("self", "cls") else None
+        owner = head if head[:1].islower() and DIST.fullmatch(head) and head not in ("self", "cls") else None
     who = caller(facts)
     lib = who if who and (owner is None or _mod(who) != _mod(owner)) else None
     if owner is None and lib is None:

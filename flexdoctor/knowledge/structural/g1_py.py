@@ -19,14 +19,13 @@ import re
 from typing import Optional
 
 from ...text import t
-from .collect import Seen, package_of
+from .collect import Seen
 from .context import LogFacts
 from .history import vkey
 from .model import Answer
-from .readers import _answer
+from .readers import DIST, _answer, frame_package
 from .tables import _load
 
-_DIST = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,80}")
 _TYPES = frozenset({"type", "NoneType", "_GenericAlias", "GenericAlias", "_SpecialGenericAlias", "_UnionGenericAlias",
                     "_SpecialForm", "_LiteralGenericAlias", "_CallableGenericAlias", "ABCMeta", "EnumMeta", "str"})
 
@@ -37,10 +36,7 @@ def _needs(what: str) -> str:
 
 def _site_package(facts: LogFacts) -> Optional[str]:
     """The installed package of the last traceback frame (where the code that needs a newer Python lies)."""
-    if not facts.paths:
-        return None
-    pkg = package_of(facts.paths[-1].replace("\\", "/"))
-    return pkg if pkg and _DIST.fullmatch(pkg) else None
+    return frame_package(facts.paths[-1]) if facts.paths else None
 
 
 def _what(seen: Seen) -> Optional[str]:
@@ -84,7 +80,7 @@ def pyold(seen: Seen, facts: LogFacts) -> Optional[Answer]:
 def pyreq(seen: Seen, facts: LogFacts) -> Optional[Answer]:
     g = seen.groups
     pkg, py, spec = g.get("pkg", ""), g.get("py", ""), g.get("spec", "")
-    if not (_DIST.fullmatch(pkg) and re.fullmatch(r"[\d.]{1,20}", py)
+    if not (DIST.fullmatch(pkg) and re.fullmatch(r"[\d.]{1,20}", py)
             and re.fullmatch(r"[<>=!~,.\d* ]{1,60}", spec)):
         return None
     v = {"pkg": pkg, "py": py, "spec": spec}

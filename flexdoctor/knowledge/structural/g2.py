@@ -26,12 +26,11 @@ from ...text import t
 from .collect import Seen
 from .context import LogFacts
 from .model import Answer
-from .readers import _answer
+from .readers import HUB_REPO, _answer
 from .tables import _load
 
 _IDENT = re.compile(r"[A-Za-z_]\w{0,79}")
 _TOKEN = re.compile(r"[A-Za-z0-9][\w.-]{0,95}")
-_REPO = re.compile(r"(?:[A-Za-z0-9][\w.-]{0,95}/)?[A-Za-z0-9][\w.-]{0,95}")
 _KEYS = re.compile(r"\"([\w.]{1,300})\"")
 
 
@@ -132,7 +131,7 @@ def hub(seen: Seen, facts: LogFacts) -> Optional[Answer]:
                        t("structural.g2.lfs.cause"), t("structural.g2.lfs.fix"), ["git lfs install", "git lfs pull"],
                        seen, facts, 25)
     repo = g.get("repo") or _repo_before(seen.text[: seen.start])
-    repo = repo if repo and _REPO.fullmatch(repo.strip("./")) else None
+    repo = repo if repo and HUB_REPO.fullmatch(repo.strip("./")) else None
     shown = repo or t("structural.e4.word.the_model")
     local = bool(repo) and (repo.startswith(("./", "/", "../", "~")) or repo.count("/") > 1)
     fname = (g.get("file") or "").rstrip(".")

@@ -19,10 +19,9 @@ from ... import wheels
 from .collect import Seen
 from .context import LogFacts
 from .model import Answer
-from .readers import _answer, catalogue, on_windows
+from .readers import HUB_REPO, _answer, catalogue, on_windows
 from .tables import _load
 
-_HUB_ID = re.compile(r"(?:[A-Za-z0-9][\w.-]{0,95}/)?[A-Za-z0-9][\w.-]{0,95}")
 _IDENT = re.compile(r"[A-Za-z_][\w.]{0,120}")
 
 
@@ -101,7 +100,7 @@ def pad(seen: Seen, facts: LogFacts) -> Optional[Answer]:
 
 def tokenizer_hub(seen: Seen, facts: LogFacts) -> Optional[Answer]:
     repo = (seen.groups.get("repo") or "").strip()
-    if not _HUB_ID.fullmatch(repo) or repo.startswith(".") or repo.count("/") > 1:
+    if not HUB_REPO.fullmatch(repo) or repo.startswith(".") or repo.count("/") > 1:
         return None  # a local folder: g2's reading (a folder shadowing, files missing) answers
     win = on_windows(seen, facts, paths=True)
     commands = [f"hf download {repo}", f"huggingface-cli download {repo}",

@@ -25,7 +25,15 @@ def catalogue(area: str):
     return say
 
 
+def frame_package(path: str) -> Optional[str]:
+    """The installed distribution a traceback frame's file belongs to, when its name is a plain one."""
+    pkg = package_of(path.replace("\\", "/"))
+    return pkg if pkg and DIST.fullmatch(pkg) else None
+
+
 SAFE = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.+-]{0,119}")
+DIST = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,80}")  # a distribution name as it may go into a pip command
+HUB_REPO = re.compile(r"(?:[A-Za-z0-9][\w.-]{0,95}/)?[A-Za-z0-9][\w.-]{0,95}")  # a Hugging Face Hub id: [owner/]name
 SPEC = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,80}(?:[<>=!~]=?[A-Za-z0-9_.*+-]{1,40},?){0,4}")
 
 
