@@ -102,30 +102,28 @@ def sdmix(seen: Seen, facts: LogFacts) -> Optional[Answer]:
 
 @functools.lru_cache(maxsize=1)
 def _oom_stacks() -> tuple:
-    """(name, frame-path regex) of the programs whose own memory knobs answer a GPU out of memory, in the
+    """(frame-path regex, row) of the programs whose own memory knobs answer a GPU out of memory, in the
     order they are tried (h3_tables.toml [[oom_stack]]: a program that runs inside another comes first)."""
-    return tuple((row["name"], re.compile(row["paths"])) for row in _table()["oom_stack"])
+    return tuple((re.compile(row["paths"]), row) for row in _table()["oom_stack"])
 
 
-def oom_stack(seen: Seen, facts: LogFacts) -> Optional[str]:
-    """The program a GPU out of memory happened in, read from the traceback's frames (ComfyUI also from
-    its error report), or None."""
-    if seen.groups.get("report"):
-        return "comfy"
-    for name, paths in _oom_stacks():
-        if any(paths.search(p) for p in facts.paths):
-            return name
+def oom_stack(seen: Seen, facts: LogFacts) -> Optional[dict]:
+    """The table row of the program a GPU out of memory happened in, read from the traceback's frames
+    (ComfyUI also from its error report), or None."""
+    for paths, row in _oom_stacks():
+        if (row["name"] == "comfy" and seen.groups.get("report")) or any(paths.search(p) for p in facts.paths):
+            return row
     return None
 
 
 def oom(seen: Seen, facts: LogFacts) -> Optional[Answer]:
-    stack = oom_stack(seen, facts)
-    if stack is None:
+    row = oom_stack(seen, facts)
+    if row is None:
         return None  # the generic reading (errors.oom) answers for a program without known knobs
-    cause = _say("oom.cause_comfy") if stack == "comfy" else t("structural.oom.cuda.cause")
-    commands = ["nvidia-smi"] if stack == "vllm" else []
+    cause = _say(row["cause"]) if "cause" in row else t("structural.oom.cuda.cause")
+    commands = list(row.get("commands", ()))
     return _answer("out-of-memory", "cuda", "medium", t("structural.title.oom", dev="cuda"), cause,
-                   _say(f"oom.fix_{stack}"), commands, seen, facts, 46)
+                   _say(f"oom.fix_{row['name']}"), commands, seen, facts, 46)
 
 
 # --- a library that needs a GPU torch does not see -------------------------------------------------------------------
