@@ -203,6 +203,29 @@ def test_a_bar_redrawn_at_exit_after_the_traceback_is_no_survival():
     assert first(log).subject == "peft"
 
 
+def test_a_bar_redrawn_under_an_uncaught_exceptions_last_line_is_no_survival():
+    """A pasted excerpt without the traceback: the exception's last line (its message wrapped over three
+    lines) and tqdm's bar redrawn as the process died, ending the log."""
+    log = ("torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 20.00 MiB (GPU 0; 6.00 GiB total\n"
+           "capacity; 5.24 GiB already allocated; 0 bytes free; 5.29 GiB reserved in total by PyTorch) If\n"
+           "reserved memory is >> allocated memory try setting max_split_size_mb to avoid fragmentation.\n"
+           "steps:   0%|          | 1/2100 [00:03<2:05:34,  3.59s/it, loss=0.473]\n")
+    assert first(log).kind == "out-of-memory"
+
+
+@pytest.mark.parametrize("log", [
+    # the run went on after the error: more output follows the bar
+    ("torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 20.00 MiB\n"
+     "steps:   1%|          | 21/2100 [00:13<09:05,  3.81it/s]\n"
+     "saving checkpoint to out/step-21\n"),
+    # a logged (caught) error inside a line, not an uncaught exception's last line
+    ("[trainer] skipped batch 7 (RuntimeError: CUDA out of memory. Tried to allocate 2.00 MiB)\n"
+     "steps:   1%|          | 21/2100 [00:13<09:05,  3.81it/s]\n"),
+])
+def test_a_bar_after_an_error_the_run_outlived_is_progress(log):
+    assert not kbx.scan(io.BytesIO(log.encode())).found
+
+
 def test_a_bar_that_never_moved_is_no_progress():
     log = ("RuntimeError: Library libcublas.so.12 is not found or cannot be loaded\n"
            "  0%|          | 0/349 [00:00<?, ?it/s]\n")

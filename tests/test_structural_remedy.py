@@ -35,6 +35,16 @@ def test_the_errors_own_remedy_is_quoted_first(text, want):
     assert all(want not in c for c in top.fix.commands)  # log text is never a command
 
 
+def test_a_remedy_on_the_wrapped_line_starts_at_its_sentence():
+    """A message wrapped onto the next line: the quote starts at the remedy's sentence, not mid-way through
+    the line's first words, and a sentence cut at the line's end is marked as cut."""
+    text = (TB.format(pkg="frob") + "RuntimeError: frob pool exhausted (12.00 GiB total; 11.90 GiB in use;\n"
+            "0 bytes free in pool frob0) If fragmentation is high try setting frob_pool_split\n")
+    quote = fix_text(first(text))
+    assert "If fragmentation is high try setting frob_pool_split…" in quote
+    assert "bytes free" not in quote
+
+
 def test_a_warning_next_to_the_error_is_not_its_remedy():
     text = (TB.format(pkg="frob") + "FutureWarning: `frob.old()` is deprecated. Please use `frob.new()` instead.\n"
             "RuntimeError: frob kernel 12 exploded\n")

@@ -952,6 +952,19 @@ def _decode(raw: bytes) -> str:
     return raw.decode("utf-8", errors="replace")
 
 
+def _note_progress(collector, body: bytes, base: int) -> None:
+    """The block's last progress line, and the one before it when the block has it (tqdm's bar redrawn as
+    a process dies is told from a bar that moved on by whether another bar lies between it and the error)."""
+    progress = structural.last_progress_in(body)
+    if progress is None:
+        return
+    line = base + 1 + body.count(b"\n", 0, progress)
+    before = structural.last_progress_in(body, body.rfind(b"\n", 0, progress) + 1)
+    if before is not None:
+        collector.progress(line - body.count(b"\n", before, progress))
+    collector.progress(line)
+
+
 def scan_blocks(blocks: Iterable[bytes], matcher: Optional[Matcher] = None) -> Result:
     """Known problems in blocks of whole lines (see ``_blocks``); the same result as ``scan_lines``
     gives for those lines. Only candidate lines and the line after each are decoded and visited."""
@@ -988,9 +1001,7 @@ def scan_blocks(blocks: Iterable[bytes], matcher: Optional[Matcher] = None) -> R
                 prev_ids = visited_ids if ps == visited_start else frozenset()
             visited_ids = state.visit(line_no, line, prev, prev_ids)
             visited_start = s
-        progress = structural.last_progress_in(body)
-        if progress is not None:
-            state.collector.progress(base + 1 + body.count(b"\n", 0, progress))
+        _note_progress(state.collector, body, base)
         last_start = body.rfind(b"\n") + 1
         last_line = _decode(body[last_start:])
         last_ids = visited_ids if visited_start == last_start else frozenset()

@@ -44,6 +44,7 @@ class Collector:
     platforms: Counter = field(default_factory=Counter)
     conda: bool = False
     last_progress: int = 0
+    before_progress: int = 0  # the progress line before the last one
     launcher_failed: int = 0  # the last line where a launcher reported a failed worker
     total: int = 0  # lines in the log (set by the scan when it ends)
 
@@ -123,7 +124,7 @@ class Collector:
 
     def progress(self, line: int) -> None:
         if line > self.last_progress:
-            self.last_progress = line
+            self.before_progress, self.last_progress = self.last_progress, line
 
 
 _CONDA = re.compile(r"[\\/](?:ana|mini)conda3[\\/]|[\\/](?:miniforge3|mambaforge|micromamba)[\\/]|/opt/conda/"
@@ -171,11 +172,11 @@ def _real(text, at: int, marker) -> bool:
     return marker[-5:] not in (b"it/s]", "it/s]") or (at > 0 and text[at - 1:at].isdigit())
 
 
-def last_progress_in(body: bytes) -> Optional[int]:
-    """Offset of the last progress marker in ``body``, or None."""
+def last_progress_in(body: bytes, stop: Optional[int] = None) -> Optional[int]:
+    """Offset of the last progress marker in ``body`` (before ``stop``), or None."""
     best = -1
     for p in PROGRESS:
-        end = len(body)
+        end = len(body) if stop is None else stop
         while True:  # only after the best so far: a marker before it cannot be the last
             at = body.rfind(p, best + 1, end)
             if at < 0 or _real(body, at, p):

@@ -90,6 +90,10 @@ def _package(c: Collector, root: Optional[tuple], region: int) -> Optional[str]:
     return package_of(root[3])
 
 
+# The last line of an uncaught exception as Python prints it: "torch.OutOfMemoryError: CUDA out of memory".
+_UNCAUGHT = re.compile(r"[A-Za-z_][\w.]{0,100}(?:Error|Exception): ")
+
+
 def _exit_redraw(c: Collector) -> int:
     """Where the failure region starts: after the last progress, unless that progress is a progress
     bar redrawn as the program died (tqdm closes its bar on exit): the log's last lines, right after
@@ -97,14 +101,17 @@ def _exit_redraw(c: Collector) -> int:
     last = c.last_progress
     if not last or not c.total or last < c.total - 1:
         return last
-    before = [e[0] for e in c.exceptions if last - 2 <= e[0] < last]
+    # the exception right above the bar (its message may wrap over lines), no other bar between them
+    before = [e for e in c.exceptions if max(last - 4, c.before_progress) < e[0] < last]
     if not before or any(e[0] > last for e in c.exceptions):
         return last
-    exc = before[-1]
+    exc = before[-1][0]
     starts = [tb for tb in c.tracebacks if tb <= exc]
     frames = [line for line, _path in c.frames if exc - 4 <= line < exc]
     if not starts and not frames:
-        return last  # a crash prints its traceback (or its frames): without one, the bar may be real progress
+        # A crash prints its traceback (or its frames): without one, the bar may be real progress, unless
+        # the excerpt is the uncaught exception's own last line and the bar redrawn under it ends the log.
+        return max(exc - 1, 0) if last >= c.total and _UNCAUGHT.match(before[-1][3]) else last
     start = starts[-1] if starts else frames[0]
     for line, _path in reversed(c.frames):  # a pasted excerpt without its "Traceback" line: its first frame
         if not starts and line < start and start - line <= 3:

@@ -42,17 +42,27 @@ _STOP = re.compile(r"[.!?](?=\s|$)")
 _LEAD = re.compile(r"^[\s(\[]{0,3}(?:\d{1,2}[.)\]]|[-*•])?\s{0,3}")
 
 
-def _sentence(text: str, start: int, end: int) -> str:
+# Where a message wrapped onto the next line goes on after a parenthesis: "... by PyTorch) If reserved ...".
+_CLAUSE = re.compile(r"\) (?=[A-Z])")
+
+
+def _sentence(text: str, start: int, end: int, wrapped: bool = False) -> str:
     """The sentence the hint matched in (``start``:``end``), bounded: from the end of the sentence
-    before it (at most 200 characters back) to the end of its own, at most MAX_HINT characters."""
+    before it (at most 200 characters back) to the end of its own, at most MAX_HINT characters. On a
+    ``wrapped`` line (the message's continuation) with no sentence end before the hint, the sentence
+    starts after the last closing parenthesis before a capital, not mid-way through the line before."""
     begin = 0
     for m in _STOP.finditer(text, max(0, start - 200), start):
         begin = m.end()
+    if wrapped and not begin:
+        for m in _CLAUSE.finditer(text, max(0, start - 200), start):
+            begin = m.end()
     if start - begin > 200:
         begin = start
     stop = _STOP.search(text, end)
     finish = min(stop.end() if stop else len(text), begin + MAX_HINT)
-    return _LEAD.sub("", text[begin:finish]).strip()
+    cut = "…" if stop is None or finish < stop.end() else ""  # the sentence goes on past what is quoted
+    return _LEAD.sub("", text[begin:finish]).strip() + cut
 
 
 def stated(c: Collector, log: LogFacts) -> Optional[str]:
@@ -61,10 +71,10 @@ def stated(c: Collector, log: LogFacts) -> Optional[str]:
         return None
     root, text = log.root[0], log.root[3]
     lines = [(root, text)] + [(n, t) for n, t in c.follow if n == root + 1 and not _WARNING.search(t)]
-    for _n, line in lines:
+    for n, line in lines:
         m = HINT.search(line)
         if m is not None:
-            hint = _sentence(line, m.start(), m.end())
+            hint = _sentence(line, m.start(), m.end(), wrapped=n != root)
             if len(hint) >= 12:
                 return hint
     return None
