@@ -239,6 +239,35 @@ def test_a_warning_is_not_a_failure():
     assert not result.found and result.answers == ()
 
 
+_XF_NOTICE = ("A matching Triton is not available, some optimizations will not be enabled\n"
+              "Traceback (most recent call last):\n"
+              "  File \"C:\\sd\\venv\\lib\\site-packages\\xformers\\__init__.py\", line 57, in _is_triton_available\n"
+              "    import triton  # noqa\n"
+              "ModuleNotFoundError: No module named 'triton'\n")
+
+
+def test_an_optional_imports_notice_with_its_traceback_is_no_failure():
+    """xformers logs Triton's import failure as a warning with exc_info=True (xformers/__init__.py) and runs on."""
+    log = "Total VRAM 12288 MB\n" + _XF_NOTICE + "xformers version: 0.0.28.post3\nUsing xformers attention\nStarting server\n"
+    result = kbx.scan(io.BytesIO(log.encode()))
+    assert not result.found and result.answers == ()
+
+
+def test_a_notices_traceback_does_not_hide_a_later_failure():
+    """The notice, then a real failure of the same kind later: that one is still read."""
+    tail = ("step 1\ntorch._inductor.exc.TritonMissing: Cannot find a working triton installation. Either the "
+            "package is not installed or it is too old.\n")
+    top = first(_XF_NOTICE + tail)
+    assert top.entry.symbol == "triton-missing" and [h.line for h in top.hits] == [7]
+
+
+def test_a_notice_above_a_traceback_of_another_error_hides_nothing():
+    log = ("Flash attention is not available, falling back to SDPA\nTraceback (most recent call last):\n"
+           "  File \"/x/site-packages/foo/a.py\", line 1, in f\n"
+           "RuntimeError: CUDA error: an illegal memory access was encountered\n")
+    assert kbx.scan(io.BytesIO(log.encode())).found
+
+
 def test_unknown_still_gives_root_error_package_and_what_to_attach():
     log = ("Traceback (most recent call last):\n"
            "  File \"/home/u/.venv/lib/python3.11/site-packages/peft/tuners/lora.py\", line 5, in f\n"

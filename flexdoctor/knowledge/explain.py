@@ -27,7 +27,7 @@ import functools
 import io
 import os
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import IO, Iterable, Iterator, Optional
 
 from ..text import t
@@ -733,6 +733,8 @@ class _Scan:
                 continue
             ids.add(e.id)
             self._add(e, Hit(n, _shorten(line)), groups, line)
+        if prev is not None:
+            self.collector.traceback_after(n, prev)
         if prev is not None and prev.strip() and line.strip():
             # A join holds no trigger its two lines do not (triggers have no whitespace; _joins)
             both = suspects | self.matcher._suspects(prev)
@@ -769,16 +771,30 @@ class _Scan:
             found.append(p)
         replaced = {ref for p in found for ref in p.entry.overrides}
         found = [p for p in found if p.entry.id not in replaced]
+        logged = self.collector.logged_errors()  # an optional import's failure, logged with its traceback
+        if logged:
+            found = [q for q in (_without(p, logged) for p in found) if q is not None]
         key = lambda p: (p.entry.rank, p.first_line, p.entry.id)  # noqa: E731
         problems = sorted((p for p in found if not p.entry.advisory), key=key)
         notes = sorted((p for p in found if p.entry.advisory), key=key)
-        taken = set().union(*(self.taken.get(p.entry.id, ()) for p in found))
+        taken = set().union(logged, *(self.taken.get(p.entry.id, ()) for p in found))
         self.collector.total = lines
         answers, log = structural.interpret(self.collector, taken, bool(problems))
         for p in problems:
             if p.entry.id in _DRIVER_ENTRIES:
                 _driver_context(p.context, log)
         return Result(tuple(problems), lines, tuple(notes), answers, log)
+
+
+def _without(p: Problem, lines: set) -> Optional[Problem]:
+    """The problem without its hits on ``lines``; None when those were all it had."""
+    hits = [h for h in p.hits if h.line not in lines]
+    if len(hits) == len(p.hits):
+        return p
+    gone = len(p.hits) - len(hits)
+    if not hits and p.count <= gone:
+        return None
+    return replace(p, hits=hits, count=p.count - gone)
 
 
 # Entries whose fix names the CUDA torch was built for ({torch_cuda}) and the wheel for the driver

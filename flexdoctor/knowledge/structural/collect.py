@@ -45,6 +45,7 @@ class Collector:
     conda: bool = False
     last_progress: int = 0
     before_progress: int = 0  # the progress line before the last one
+    logged: deque = field(default_factory=lambda: deque(maxlen=KEEP))  # tracebacks an optional import's notice logged
     launcher_failed: int = 0  # the last line where a launcher reported a failed worker
     total: int = 0  # lines in the log (set by the scan when it ends)
 
@@ -122,9 +123,39 @@ class Collector:
         if self.error_at and line == self.error_at + 1:
             self.follow.append((line, text))
 
+    def traceback_after(self, line: int, prev: str) -> None:
+        """A traceback at ``line``: kept as logged when the line above is an optional import's notice
+        (``logger.warning("A matching Triton is not available, some optimizations will not be enabled",
+        exc_info=True)``, xformers/__init__.py): the run goes on without the optional part."""
+        if self.tracebacks and self.tracebacks[-1] == line and _NOTICE.search(prev):
+            self.logged.append(line)
+
+    def logged_errors(self) -> set:
+        """The exception lines that end the logged tracebacks (an import error, right after its frames),
+        taken out of ``exceptions``: they are the notice's, not the run's failure."""
+        out = set()
+        for tb in self.logged:
+            after = [e for e in self.exceptions if tb < e[0] <= tb + _LOGGED_SPAN]
+            nxt = [t for t in self.tracebacks if tb < t]
+            if after and (not nxt or after[0][0] < nxt[0]) and _OPTIONAL_EXC.fullmatch(after[0][1].split(".")[-1]):
+                out.add(after[0][0])
+        if out:
+            kept = [e for e in self.exceptions if e[0] not in out]
+            self.exceptions.clear()
+            self.exceptions.extend(kept)
+        return out
+
     def progress(self, line: int) -> None:
         if line > self.last_progress:
             self.before_progress, self.last_progress = self.last_progress, line
+
+
+# An optional part's notice, the line a logged traceback follows: "A matching Triton is not available, some
+# optimizations will not be enabled" (xformers), "... could not be imported ..., falling back to ...".
+_NOTICE = re.compile(r"(?:not available|could not be (?:imported|loaded)|[Ff]ailed to (?:import|load))"
+                     r"[^\n]{0,160}?(?:will not be|won't be|disabled|[Ff]alling back|[Ff]allback)")
+_OPTIONAL_EXC = re.compile(r"ModuleNotFoundError|ImportError|AttributeError")
+_LOGGED_SPAN = 40  # lines of frames a logged traceback may hold
 
 
 _CONDA = re.compile(r"[\\/](?:ana|mini)conda3[\\/]|[\\/](?:miniforge3|mambaforge|micromamba)[\\/]|/opt/conda/"
