@@ -5,8 +5,8 @@ in), with the remedy the threads of each class settle on.
   (utils/import_utils.py is_accelerate_available(min_version=ACCELERATE_MIN_VERSION): "0.21.0" in 4.3x, "0.26.0" in
   4.4x, "1.1.0" in 5.x, so an installed but old accelerate reads as missing): modeling_utils.py "Using
   `low_cpu_mem_usage=True` or a `device_map` requires Accelerate: `pip install 'accelerate>=0.26.0'`", the quantizers'
-  "Using `bitsandbytes` 8-bit quantization requires accelerate: ..." / "Using `spqr` quantization requires Accelerate",
-  training_args.py "Using the `Trainer` with `PyTorch` requires `accelerate>=0.26.0`". The threads' remedy
+  "Using `bitsandbytes` 8-bit quantization requires accelerate: ..." / "Using `spqr` quantization requires Accelerate"
+  (training_args.py's Trainer wording is b2.advice's). The threads' remedy
   (QwenLM/Qwen3#173: accelerate 0.20.3 under transformers 4.37; ComfyUI custom nodes, googlecolab/colabtools#4136):
   upgrade accelerate in the Python that ran the traceback (ComfyUI portable: its python_embeded) and restart it.
 - ``webui_torch``: AUTOMATIC1111 / Forge's installer could not pip-install torch ("Couldn't install torch"); ``webui_half``

@@ -1427,11 +1427,10 @@ UNITS = (
     # transformers' ImportError for an accelerate that is missing or older than its ACCELERATE_MIN_VERSION (utils/
     # import_utils.py is_accelerate_available): modeling_utils.py "Using `low_cpu_mem_usage=True` or a `device_map` requires
     # Accelerate: `pip install 'accelerate>=0.26.0'`" (older: `pip install accelerate`), the quantizers' "Using `bitsandbytes`
-    # 8-bit quantization requires accelerate: ...", training_args.py "Using the `Trainer` with `PyTorch` requires
-    # `accelerate>=0.26.0`: Please run ...". Raised only, but read as an error line (ImportError / a node report).
+    # 8-bit quantization requires accelerate: ...". Raised only, but read as an error line (ImportError / a node report).
+    # (training_args.py's "Using the `Trainer` with `PyTorch` requires `accelerate>=0.26.0`" stays b2.advice's.)
     ("i2-accel", "shape", (
         r"requires (?:Accelerate|accelerate): `pip install ['\"]?accelerate(?:>=(?P<min>[\d.]{1,12}))?",
-        r"`PyTorch` requires `accelerate>=(?P<min>[\d.]{1,12})`",
     )),
     # AUTOMATIC1111 / Forge's installer (modules/launch_utils.py prepare_environment, older launch.py: run(f'"{python}" -m
     # {torch_command}', "Installing torch and torchvision", "Couldn't install torch", live=True) raising RuntimeError
