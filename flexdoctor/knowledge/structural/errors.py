@@ -308,8 +308,10 @@ def unsupported(seen: Seen, facts: LogFacts) -> Optional[Answer]:
         return None
     key = backend if backend in ("mps", "cpu", "rocm") else "other"
     commands = [env("PYTORCH_ENABLE_MPS_FALLBACK=1", facts)] if key == "mps" else []
+    from .i2 import webui_half  # cov-i2: AUTOMATIC1111/Forge's --precision full --no-half
+    lead = webui_half(facts) if key == "cpu" else ""
     return _answer("unsupported-op", backend, "medium", t("structural.title.unsupported", backend=backend),
-                   t(f"structural.unsupported.{key}.cause"), t(f"structural.unsupported.{key}.fix"), commands,
+                   t(f"structural.unsupported.{key}.cause"), lead + t(f"structural.unsupported.{key}.fix"), commands,
                    seen, facts, 47)
 
 

@@ -1423,6 +1423,21 @@ UNITS = (
     ("h5-sglops", "shape", (
         r"\[sgl_kernel\] CRITICAL: (?P<sure>Could not load any common_ops library)",
     )),
+    # --- tune-i2
+    # transformers' ImportError for an accelerate that is missing or older than its ACCELERATE_MIN_VERSION (utils/
+    # import_utils.py is_accelerate_available): modeling_utils.py "Using `low_cpu_mem_usage=True` or a `device_map` requires
+    # Accelerate: `pip install 'accelerate>=0.26.0'`" (older: `pip install accelerate`), the quantizers' "Using `bitsandbytes`
+    # 8-bit quantization requires accelerate: ...". Raised only, but read as an error line (ImportError / a node report).
+    # (training_args.py's "Using the `Trainer` with `PyTorch` requires `accelerate>=0.26.0`" stays b2.advice's.)
+    ("i2-accel", "shape", (
+        r"requires (?:Accelerate|accelerate): `pip install ['\"]?accelerate(?:>=(?P<min>[\d.]{1,12}))?",
+    )),
+    # AUTOMATIC1111 / Forge's installer (modules/launch_utils.py prepare_environment, older launch.py: run(f'"{python}" -m
+    # {torch_command}', "Installing torch and torchvision", "Couldn't install torch", live=True) raising RuntimeError
+    # "Couldn't install torch."): printed only when pip failed ("sure"); i2.webui_torch gives the webui's Python 3.10.
+    ("i2-webui-torch", "shape", (
+        r"(?P<sure>Couldn't install torch)[.\"']",
+    )),
 )
 
 LAYER_IDS = {uid: n for n, (uid, _layer, _pats) in enumerate(UNITS)}
