@@ -103,3 +103,21 @@ def test_tgi_healthy_warmup_stays_silent():
                    "to 4146\n2024-05-02T09:11:40.000000Z  INFO text_generation_router_v3: backends/v3/src/lib.rs:125: "
                    "Setting max batch total tokens to 284224\n2024-05-02T09:11:41.000000Z  INFO "
                    "text_generation_router::server: router/src/server.rs:2336: Connected\n")
+
+
+# --- vLLM: max_model_len above the model's own context ----------------------------------------------------------------
+
+@pytest.mark.parametrize("derived,limit", [("max_position_embeddings=32768 or model_max_length=None", "32768"),
+                                           ("None=8192", "8192"), ("seq_length=2048 or model_max_length=None", "2048")])
+def test_vllm_max_model_len_above_derived_names_the_limit(derived, limit):
+    text = (f"ValueError: User-specified max_model_len (131072) is greater than the derived max_model_len ({derived} in "
+            "model's config.json). This may lead to incorrect model outputs or CUDA errors. To allow overriding this "
+            "maximum, set the env var VLLM_ALLOW_LONG_MAX_MODEL_LEN=1\n")
+    top, fix = first(text)
+    assert ident(top) == "version-constraint:max_model_len"
+    assert f"--max-model-len {limit}" in fix and "VLLM_ALLOW_LONG_MAX_MODEL_LEN" in fix, fix
+
+
+def test_vllm_max_model_len_warning_stays_silent():
+    healthy("WARNING 05-06 10:11:12 [config.py:3400] User-specified max_model_len (131072) is less than the derived "
+            "max_model_len (max_position_embeddings=131072 or model_max_length=None in model's config.json).\n")

@@ -4,7 +4,7 @@
   the architecture of config.json ("Model architectures ['Qwen3ForCausalLM'] are not supported for now", the installed
   vLLM predates the model, or the model's module failed to import just above), SGLang's older registry likewise
   ("Unsupported architectures: X. Supported list"), and text-generation-inference's warm-up OOM on the largest
-  prefill batch ("Not enough memory to handle 4096 prefill tokens. You need to decrease `--max-batch-prefill-tokens`").
+  prefill batch, and vLLM's max_model_len above the model's own context ("Not enough memory to handle 4096 prefill tokens. You need to decrease `--max-batch-prefill-tokens`").
 """
 
 from __future__ import annotations
@@ -19,6 +19,7 @@ from .readers import _answer, catalogue
 
 _say = catalogue("i3")
 _ARCH = re.compile(r"'([A-Za-z][A-Za-z0-9_.-]{0,120})'")
+_DERIVED = re.compile(r"=(\d{1,9})")
 _IDENT = re.compile(r"[A-Za-z][A-Za-z0-9_.-]{0,120}")
 
 
@@ -44,12 +45,22 @@ def _prefill(seen: Seen, facts: LogFacts, prefill: str, total: Optional[str]) ->
                    fix, ["nvidia-smi"], seen, facts, 30, package="text-generation-inference")
 
 
+def _maxlen(seen: Seen, facts: LogFacts, user: str, derived: str) -> Answer:
+    found = _DERIVED.search(derived)
+    limit = found.group(1) if found else None
+    fix = _say("maxlen.fix", limit=limit) if limit else _say("maxlen.fix_any")
+    return _answer("version-constraint", "max_model_len", "high", _say("maxlen.title", user=user),
+                   _say("maxlen.cause"), fix, [], seen, facts, 30, package="vllm")
+
+
 def serve(seen: Seen, facts: LogFacts) -> Optional[Answer]:
     g = seen.groups
     if g.get("archs"):
         return _arch(seen, facts, _ARCH.findall(g["archs"]), "vllm")
     if g.get("sarch"):
         return _arch(seen, facts, [g["sarch"]], "sglang")
+    if g.get("user"):
+        return _maxlen(seen, facts, g["user"], g["derived"])
     if g.get("prefill"):
         return _prefill(seen, facts, g["prefill"], g.get("total"))
     return None

@@ -1437,6 +1437,11 @@ UNITS = (
         r"(?P<sure>Unsupported architectures: )(?P<sarch>[A-Za-z][\w.-]{0,120})\. Supported list",
         r"(?P<sure>Not enough memory to handle )(?:(?P<total>\d{1,9}) total tokens with )?(?P<prefill>\d{1,9}) prefill "
         r"tokens\. You need to decrease",
+        # vLLM's config check (vllm/config.py _get_and_verify_max_len, PRs #7080/#20904): "User-specified max_model_len
+        # (131072) is greater than the derived max_model_len (max_position_embeddings=32768 or model_max_length=None in
+        # model's config.json). ... set the env var VLLM_ALLOW_LONG_MAX_MODEL_LEN=1"
+        r"(?P<sure>User-specified max_model_len \()(?P<user>\d{1,9})\) is greater than the derived max_model_len "
+        r"\((?P<derived>[^)\n]{1,200})\)",
     )),
 )
 
