@@ -50,6 +50,7 @@ from . import h1
 from . import h4  # tune-h4
 from . import h6  # tune-h6
 from . import h7  # tune-h7
+from . import i3  # tune-i3
 from . import h5  # tune-h5
 from . import i2  # cov-i2
 from .collect import Collector, has_progress, last_progress_in
@@ -115,7 +116,8 @@ _READERS = {"so-missing": libs.answer, "symbol": readers.symbol, "module": reade
             "h7-cudaext": b3.nvcc,
             "h5-remote": h5.remote, "h5-raised": h5.raised, "h5-unsloth": h5.unsloth, "h5-kohya": h5.kohya,
             "h5-companion": h5.companion, "h5-sglops": h5.sgl_ops,
-            "i2-accel": i2.accelerate, "i2-webui-torch": i2.webui_torch}
+            "i2-accel": i2.accelerate, "i2-webui-torch": i2.webui_torch,
+            "i3-serve": i3.serve}
 
 
 _WARNING = re.compile(r"[Ww]arning|WARNING|\bwarn\b|\bW\d{4} |Error caught was|not available|will not be enabled"

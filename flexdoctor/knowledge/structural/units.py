@@ -1438,6 +1438,26 @@ UNITS = (
     ("i2-webui-torch", "shape", (
         r"(?P<sure>Couldn't install torch)[.\"']",
     )),
+    # --- tune-i3
+    # Serving engines that refuse a model or a memory plan at start-up (cycle 12, frequent headlines):
+    # vLLM's model registry (vllm/model_executor/models/registry.py _raise_for_unsupported: "Model architectures
+    # ['Qwen3ForCausalLM'] are not supported for now. Supported architectures: [...]", also inside pydantic's
+    # "Value error, ..."), SGLang's older registry (sglang/srt/models/registry.py / model_loader: "Unsupported
+    # architectures: X. Supported list: [...]"); TGI's warm-up (text-generation-inference server/text_generation_server/
+    # models/flash_causal_lm.py warmup: "Not enough memory to handle 4096 prefill tokens. You need to decrease
+    # `--max-batch-prefill-tokens`", older "... handle 16000 total tokens with 4096 prefill tokens. You need to decrease
+    # `--max-batch-total-tokens` or `--max-batch-prefill-tokens`"). Raised only ("sure").
+    ("i3-serve", "shape", (
+        r"(?P<sure>Model architectures \[)(?P<archs>[^\]\n]{1,300})\] are not supported for now",
+        r"(?P<sure>Unsupported architectures: )(?P<sarch>[A-Za-z][\w.-]{0,120})\. Supported list",
+        r"(?P<sure>Not enough memory to handle )(?:(?P<total>\d{1,9}) total tokens with )?(?P<prefill>\d{1,9}) prefill "
+        r"tokens\. You need to decrease",
+        # vLLM's config check (vllm/config.py _get_and_verify_max_len, PRs #7080/#20904): "User-specified max_model_len
+        # (131072) is greater than the derived max_model_len (max_position_embeddings=32768 or model_max_length=None in
+        # model's config.json). ... set the env var VLLM_ALLOW_LONG_MAX_MODEL_LEN=1"
+        r"(?P<sure>User-specified max_model_len \()(?P<user>\d{1,9})\) is greater than the derived max_model_len "
+        r"\((?P<derived>[^)\n]{1,200})\)",
+    )),
 )
 
 LAYER_IDS = {uid: n for n, (uid, _layer, _pats) in enumerate(UNITS)}
