@@ -51,6 +51,7 @@ from . import h4  # tune-h4
 from . import h6  # tune-h6
 from . import h7  # tune-h7
 from . import h5  # tune-h5
+from . import i4  # tune-i4
 from .collect import Collector, has_progress, last_progress_in
 from .context import LogFacts, facts
 from .model import CONFIDENCE, KINDS, Answer
@@ -113,7 +114,8 @@ _READERS = {"so-missing": libs.answer, "symbol": readers.symbol, "module": reade
             "h7-pyindex": h7.pyindex, "h7-blas": h7.blas,
             "h7-cudaext": b3.nvcc,
             "h5-remote": h5.remote, "h5-raised": h5.raised, "h5-unsloth": h5.unsloth, "h5-kohya": h5.kohya,
-            "h5-companion": h5.companion, "h5-sglops": h5.sgl_ops}
+            "h5-companion": h5.companion, "h5-sglops": h5.sgl_ops,
+            "i4-nohip": i4.no_hip}
 
 
 _WARNING = re.compile(r"[Ww]arning|WARNING|\bwarn\b|\bW\d{4} |Error caught was|not available|will not be enabled"

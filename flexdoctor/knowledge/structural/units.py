@@ -1423,6 +1423,12 @@ UNITS = (
     ("h5-sglops", "shape", (
         r"\[sgl_kernel\] CRITICAL: (?P<sure>Could not load any common_ops library)",
     )),
+    # --- tune-i4
+    # torch's ROCm build finds no usable AMD GPU: c10/cuda/CUDAFunctions.cpp "No CUDA GPUs are available", hipified
+    # (torch/cuda/__init__.py _lazy_init). Its CUDA sibling is c4-nogpu's. i4_tables.toml [nohip].
+    ("i4-nohip", "shape", (
+        r"No (?P<hip>HIP) GPUs are available",
+    )),
 )
 
 LAYER_IDS = {uid: n for n, (uid, _layer, _pats) in enumerate(UNITS)}
