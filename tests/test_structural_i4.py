@@ -90,3 +90,24 @@ def test_poetry_local_build_on_macos_keeps_the_marker_advice_first():
                                "installation/chooser.py"))
     assert ident(top) == "version-constraint:torch"
     assert fix.startswith("2.5.1+cu124 is a local build") and "CPython 3.9" in fix, fix
+
+
+# --- uv: a torch local build, and PyTorch's find-links page -------------------------------------------------------
+
+def _uv(req: str) -> str:
+    return ("  × No solution found when resolving dependencies:\n"
+            f"  ╰─▶ Because there is no version of {req} and you require {req}, we can conclude that your\n"
+            "      requirements are unsatisfiable.\n")
+
+
+@pytest.mark.parametrize("release,tag", [("1.8.1", "cu111"), ("2.0.1", "cpu")])
+def test_uv_local_build_names_the_index_and_the_find_links_page(release, tag):
+    top, fix = first(_uv(f"torch=={release}+{tag}"))
+    assert ident(top) == "pip-no-distribution:torch"
+    assert f"--index-url https://download.pytorch.org/whl/{tag}" in fix, fix
+    assert f"uv pip install torch=={release}+{tag} -f https://download.pytorch.org/whl/torch_stable.html" in fix, fix
+
+
+def test_uv_resolved_is_healthy():
+    healthy("Resolved 24 packages in 1.31s\nPrepared 3 packages in 2.05s\nInstalled 3 packages in 40ms\n"
+            " + torch==2.0.1+cpu\n")
