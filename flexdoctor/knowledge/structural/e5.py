@@ -142,7 +142,8 @@ def uv(seen: Seen, facts: LogFacts) -> Optional[Answer]:
     index = _PYTORCH_INDEX + tag
     return _answer("pip-no-distribution", name, "high", t("structural.e5.uv.title_local", req=g["req"]),
                    t("structural.e5.uv.cause_local", req=g["req"], index=index),
-                   t("structural.e5.uv.fix_local", name=name, release=release, tag=tag, index=index),
+                   t("structural.e5.uv.fix_local", name=name, release=release, tag=tag, index=index) + " "
+                   + t("structural.i4.uv.find_links", name=name, release=release, tag=tag),  # tune-i4
                    [f"uv pip install {name}=={release} --index-url {index}", "uv --version"], seen, facts, 24)
 
 

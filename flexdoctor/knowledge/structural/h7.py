@@ -45,14 +45,17 @@ def _span(ver: str, platform: str) -> Optional[str]:
     return f"{history.pyname(span[0])}-{history.pyname(span[1])}" if span else None
 
 
-def _torch_words(ver: str) -> tuple[str, list]:
+def _torch_words(ver: str, platform: Optional[str] = None) -> tuple[str, list]:
     """Why poetry found no torch ``ver`` wheel, from the release's own facts, and the commands."""
     pub = ver.split("+")[0]
     local = ver.partition("+")[2]
     last_x86 = _table()["poetry"]["macos_x86_last"]
     commands = ["poetry env info", 'python -c "import platform, sys; print(sys.version, platform.machine())"']
     if local:
-        return _say("poetry.torch_local", ver=ver, pub=pub, local=local), commands
+        from . import i4  # tune-i4: a newer Python than the local build's wheels, first unless the log is macOS's
+        words, py = _say("poetry.torch_local", ver=ver, pub=pub, local=local), i4.poetry_python(ver, platform)
+        return (" ".join(w for w in (words, py) if w) if platform == "macos"
+                else " ".join(w for w in (py, words) if w)), commands
     linux = _span(pub, "linux-x86_64")
     if linux is None:
         return _say("poetry.torch_unknown", ver=ver), commands
@@ -71,7 +74,7 @@ def poetry(seen: Seen, facts: LogFacts) -> Optional[Answer]:
     name = re.sub(r"[-_.]+", "-", name).lower()
     row = _cuda_wheel(name)
     if name == "torch":
-        fix, commands = _torch_words(ver)
+        fix, commands = _torch_words(ver, facts.platform)
     elif row is not None:
         fix, commands = _say("poetry.cuda_wheel", dist=name, ver=ver, marked=row["torch_marked"]), \
             ["poetry show --tree torch", "poetry lock"]

@@ -16,7 +16,7 @@ from . import history, tables
 from .context import LogFacts
 
 _REQ = re.compile(r"(?P<name>[A-Za-z0-9][A-Za-z0-9_.-]{0,100})(?:\[[\w,.-]{0,100}\])?"
-                  r"(?:==(?P<ver>\d{1,4}(?:\.\d{1,6}){0,3}(?:(?:a|b|rc|\.post|\.dev)\d{1,8})?)(?:\+(?P<local>[\w.]{1,40}))?)?")
+                  r"(?:(?:==|~=)(?P<ver>\d{1,4}(?:\.\d{1,6}){0,3}(?:(?:a|b|rc|\.post|\.dev)\d{1,8})?)(?:\+(?P<local>[\w.]{1,40}))?)?")
 _VERSIONS = re.compile(r"\(from versions: ([^)\n]{0,20000})\)")
 _PLATFORM_TAG = {"windows": "windows-x86_64", "macos": "macos-arm64"}
 ARCH_CHECK = "python -c \"import platform, sys; print(sys.version, platform.architecture()[0], platform.machine())\""

@@ -1458,6 +1458,12 @@ UNITS = (
         r"(?P<sure>User-specified max_model_len \()(?P<user>\d{1,9})\) is greater than the derived max_model_len "
         r"\((?P<derived>[^)\n]{1,200})\)",
     )),
+    # --- tune-i4
+    # torch's ROCm build finds no usable AMD GPU: c10/cuda/CUDAFunctions.cpp "No CUDA GPUs are available", hipified
+    # (torch/cuda/__init__.py _lazy_init). Its CUDA sibling is c4-nogpu's. i4_tables.toml [nohip].
+    ("i4-nohip", "shape", (
+        r"No (?P<hip>HIP) GPUs are available",
+    )),
 )
 
 LAYER_IDS = {uid: n for n, (uid, _layer, _pats) in enumerate(UNITS)}
