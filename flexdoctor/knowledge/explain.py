@@ -968,6 +968,9 @@ def _decode(raw: bytes) -> str:
     return raw.decode("utf-8", errors="replace")
 
 
+_REDRAW_SPAN = 5
+
+
 def _note_progress(collector, body: bytes, base: int) -> None:
     """The block's last progress line, and the one before it when the block has it (tqdm's bar redrawn as
     a process dies is told from a bar that moved on by whether another bar lies between it and the error)."""
@@ -975,7 +978,10 @@ def _note_progress(collector, body: bytes, base: int) -> None:
     if progress is None:
         return
     line = base + 1 + body.count(b"\n", 0, progress)
-    before = structural.last_progress_in(body, body.rfind(b"\n", 0, progress) + 1)
+    stop = start = body.rfind(b"\n", 0, progress) + 1
+    for _ in range(_REDRAW_SPAN):  # only a bar a few lines above matters (context._exit_redraw)
+        start = body.rfind(b"\n", 0, max(start - 1, 0)) + 1
+    before = structural.last_progress_in(body, stop, start)
     if before is not None:
         collector.progress(line - body.count(b"\n", before, progress))
     collector.progress(line)

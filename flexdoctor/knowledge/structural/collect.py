@@ -203,9 +203,9 @@ def _real(text, at: int, marker) -> bool:
     return marker[-5:] not in (b"it/s]", "it/s]") or (at > 0 and text[at - 1:at].isdigit())
 
 
-def last_progress_in(body: bytes, stop: Optional[int] = None) -> Optional[int]:
-    """Offset of the last progress marker in ``body`` (before ``stop``), or None."""
-    best = -1
+def last_progress_in(body: bytes, stop: Optional[int] = None, start: int = 0) -> Optional[int]:
+    """Offset of the last progress marker in ``body`` (from ``start``, before ``stop``), or None."""
+    best = start - 1
     for p in PROGRESS:
         end = len(body) if stop is None else stop
         while True:  # only after the best so far: a marker before it cannot be the last
@@ -214,7 +214,7 @@ def last_progress_in(body: bytes, stop: Optional[int] = None) -> Optional[int]:
                 break
             end = at + len(p) - 1
         best = max(best, at)
-    return best if best >= 0 else None
+    return best if best >= start else None
 
 
 _PKG = re.compile(r"[\\/](?:site|dist)-packages[\\/](?P<pkg>[A-Za-z0-9_.-]{1,100})")
