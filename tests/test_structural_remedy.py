@@ -45,6 +45,14 @@ def test_a_remedy_on_the_wrapped_line_starts_at_its_sentence():
     assert "bytes free" not in quote
 
 
+def test_a_bare_exception_is_the_root_error():
+    """raise Exception("...") prints a bare "Exception: ..." last line: it is the root error (its remedy quoted)."""
+    text = TB.format(pkg="frob") + "Exception: frob could not open the model. Please reinstall frob with FROB_CUDA=1.\n"
+    top = first(text)
+    assert top.kind == "unknown" and top.subject == "Exception"
+    assert "Please reinstall frob with FROB_CUDA=1." in fix_text(top)
+
+
 def test_a_warning_next_to_the_error_is_not_its_remedy():
     text = (TB.format(pkg="frob") + "FutureWarning: `frob.old()` is deprecated. Please use `frob.new()` instead.\n"
             "RuntimeError: frob kernel 12 exploded\n")
