@@ -51,6 +51,7 @@ from . import h4  # tune-h4
 from . import h6  # tune-h6
 from . import h7  # tune-h7
 from . import h5  # tune-h5
+from . import i1  # tune-i1
 from .collect import Collector, has_progress, last_progress_in
 from .context import LogFacts, facts
 from .model import CONFIDENCE, KINDS, Answer
@@ -113,7 +114,8 @@ _READERS = {"so-missing": libs.answer, "symbol": readers.symbol, "module": reade
             "h7-pyindex": h7.pyindex, "h7-blas": h7.blas,
             "h7-cudaext": b3.nvcc,
             "h5-remote": h5.remote, "h5-raised": h5.raised, "h5-unsloth": h5.unsloth, "h5-kohya": h5.kohya,
-            "h5-companion": h5.companion, "h5-sglops": h5.sgl_ops}
+            "h5-companion": h5.companion, "h5-sglops": h5.sgl_ops,
+            "i1-line": i1.line}
 
 
 _WARNING = re.compile(r"[Ww]arning|WARNING|\bwarn\b|\bW\d{4} |Error caught was|not available|will not be enabled"
@@ -223,7 +225,8 @@ def interpret(c: Collector, taken: Iterable[int], known: bool) -> tuple[tuple[An
     if known or any(a.rank < LAST_RESORT for a in out):  # a wrapper's reading only where nothing says more
         out = [a for a in out if a.rank < LAST_RESORT]
     if not out and not known and log.root is not None:
-        out = [unknown(log, remedy.stated(c, log))]
+        # tune-i1: the root error may be one of PyTorch's own checks of the user's code or data (i1_tables.toml)
+        out = [i1.root(log) or unknown(log, remedy.stated(c, log))]
     elif out and not known:
         out[0] = _with_stated(out[0], c, log)
     return tuple(_killed_last_first(out, log)), log
