@@ -54,6 +54,7 @@ from . import i3  # tune-i3
 from . import h5  # tune-h5
 from . import i2  # cov-i2
 from . import i4  # tune-i4
+from . import i1  # tune-i1
 from .collect import Collector, has_progress, last_progress_in
 from .context import LogFacts, facts
 from .model import CONFIDENCE, KINDS, Answer
@@ -119,7 +120,8 @@ _READERS = {"so-missing": libs.answer, "symbol": readers.symbol, "module": reade
             "h5-companion": h5.companion, "h5-sglops": h5.sgl_ops,
             "i2-accel": i2.accelerate, "i2-webui-torch": i2.webui_torch,
             "i3-serve": i3.serve,
-            "i4-nohip": i4.no_hip}
+            "i4-nohip": i4.no_hip,
+            "i1-line": i1.line}
 
 
 _WARNING = re.compile(r"[Ww]arning|WARNING|\bwarn\b|\bW\d{4} |Error caught was|not available|will not be enabled"
@@ -229,7 +231,8 @@ def interpret(c: Collector, taken: Iterable[int], known: bool) -> tuple[tuple[An
     if known or any(a.rank < LAST_RESORT for a in out):  # a wrapper's reading only where nothing says more
         out = [a for a in out if a.rank < LAST_RESORT]
     if not out and not known and log.root is not None:
-        out = [unknown(log, remedy.stated(c, log))]
+        # tune-i1: the root error may be one of PyTorch's own checks of the user's code or data (i1_tables.toml)
+        out = [i1.root(log) or unknown(log, remedy.stated(c, log))]
     elif out and not known:
         out[0] = _with_stated(out[0], c, log)
     return tuple(_killed_last_first(out, log)), log

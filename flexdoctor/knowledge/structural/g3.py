@@ -25,6 +25,7 @@ from .collect import Seen
 from .context import LogFacts
 from .errors import env
 from .model import Answer
+from . import i1  # tune-i1
 from .readers import _answer, catalogue, on_windows
 
 _WRAPPED_RANK = 85  # above LAST_RESORT (70): shown only when no reader and no entry says more
@@ -93,6 +94,8 @@ def _inner(seen: Seen, facts: LogFacts) -> Optional[str]:
 
 
 def _unknown_inner(seen: Seen, facts: LogFacts, case: str, subject: str, **kw) -> Answer:
+    if _inner(seen, facts) is not None and (known := i1.root(facts)) is not None:
+        return known  # tune-i1: the inner error is one of PyTorch's checks of the user's code or data
     inner = _inner(seen, facts) or (seen.groups.get("msg") or "").strip()[:200] or kw.get("node") or seen.text.strip()[:200]
     title = _say(f"wrap.title_{case}", error=inner, **{k: v for k, v in kw.items() if k != "error"})
     fix = _say(f"wrap.fix_{case}", **kw) + " " + t("structural.fix.unknown")

@@ -1464,6 +1464,15 @@ UNITS = (
     ("i4-nohip", "shape", (
         r"No (?P<hip>HIP) GPUs are available",
     )),
+    # --- tune-i1
+    # PyTorch's own checks pasted without their exception name (i1.line; the exception lines themselves are read by
+    # i1.root from the root error, no trigger): the conv's channel check (aten/src/ATen/native/Convolution.cpp
+    # check_shape_forward: "Given groups=1, weight of size [64, 3, 7, 7], expected input[1, 4, 224, 224] to have 3
+    # channels, but got 4 channels instead") and view's own remedy sentence (TensorShape.cpp view_impl).
+    ("i1-line", "shape", (
+        r"Given groups=\d{1,6}, (?P<conv>[^\n]{1,300})",
+        r"(?P<view>Use \.reshape\(\.\.\.\) instead)",
+    )),
 )
 
 LAYER_IDS = {uid: n for n, (uid, _layer, _pats) in enumerate(UNITS)}
