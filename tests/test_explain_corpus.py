@@ -40,9 +40,11 @@ def test_scores_are_computed_per_split_and_train_has_a_floor(loaded):
 
 
 def test_no_false_alarm_on_a_healthy_log(loaded):
+    """Every healthy log the patterns were written from stays silent. The held-out (sealed) healthy logs are
+    measured by the scorer (BENCHMARKS.md), not here: a test that named their false alarms would unseal them."""
     cases, _ = loaded
-    report = score.score([c for c in cases if c.healthy])
-    assert all(s["false_alarms"] == 0 for s in report["splits"].values()), report["misses"]
+    report = score.score([c for c in cases if c.healthy and c.split == "train"])
+    assert report["splits"]["train"]["false_alarms"] == 0, report["misses"]
 
 
 @pytest.mark.parametrize("meta, bad", [

@@ -24,7 +24,9 @@ from __future__ import annotations
 
 import codecs
 import functools
+import hashlib
 import io
+import json
 import os
 import re
 from dataclasses import dataclass, field, replace
@@ -438,6 +440,48 @@ def _choose_triggers(patterns: Iterable[str]) -> tuple[dict, dict]:
     return picks, triggers
 
 
+# The trigger choice for the built-in knowledge base is shipped with it (triggers.json, written by
+# `python -m flexdoctor.knowledge.triggers`): choosing parses every pattern, half a second at each start.
+# It is used only when its key, a hash of the patterns and of what the choice depends on, is the one of
+# the patterns at hand; otherwise the choice is made again (same result, slower start).
+TRIGGERS_FILE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "triggers.json")
+TRIGGER_ALGO = 1  # raise when _choose_triggers changes what it picks for the same patterns
+
+
+def trigger_key(patterns: list[str]) -> str:
+    h = hashlib.sha256(f"{TRIGGER_ALGO}\0{MIN_TRIGGER}\0{_SCAN_NS}\0{_VISIT_NS}\0".encode())
+    h.update(_sample()[0].encode("utf-8", "surrogatepass"))
+    for p in patterns:
+        h.update(b"\0" + p.encode("utf-8", "surrogatepass"))
+    return h.hexdigest()
+
+
+def trigger_table(patterns: list[str]) -> dict:
+    """The trigger choice for ``patterns`` (unique, in order) as triggers.json holds it."""
+    picks, triggers = _choose_triggers(patterns)
+    return {"key": trigger_key(patterns),
+            "picks": [[[lit, ic] for lit, ic in picks[p]] if p in picks else None for p in patterns],
+            "triggers": sorted([lit, ic, trig] for (lit, ic), trig in triggers.items())}
+
+
+def _shipped_triggers(patterns: list[str]) -> Optional[tuple[dict, dict]]:
+    try:
+        with open(TRIGGERS_FILE, encoding="utf-8") as f:
+            data = json.load(f)
+        if data.get("key") != trigger_key(patterns) or len(data["picks"]) != len(patterns):
+            return None
+        picks = {p: [(lit, bool(ic)) for lit, ic in lits] for p, lits in zip(patterns, data["picks"]) if lits}
+        return picks, {(lit, bool(ic)): trig for lit, ic, trig in data["triggers"]}
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
+
+
+def choose_triggers(patterns: Iterable[str]) -> tuple[dict, dict]:
+    """``_choose_triggers``, from the shipped table when it was made for these patterns."""
+    unique = list(dict.fromkeys(patterns))
+    return _shipped_triggers(unique) or _choose_triggers(unique)
+
+
 @functools.lru_cache(maxsize=None)
 def _required_literals(pattern: str) -> Optional[tuple[tuple[str, bool], ...]]:
     parsed = _sre_parse.parse(pattern)
@@ -550,11 +594,11 @@ class Matcher:
     def __init__(self, table: Optional[Iterable[Entry]] = None) -> None:
         table = tuple(e for e in (table if table is not None else entries().values()) if e.patterns)
         self.entries = tuple(e for e in table if not e.layer)  # the knowledge base's entries
-        self.units: list[tuple[Entry, str, tuple[re.Pattern, ...]]] = []
+        self.units: list[tuple[Entry, str, _Regexes]] = []  # compiled when first searched
         for e in table:
-            self.units.append((e, "main", e.regexes))
+            self.units.append((e, "main", _Regexes(e, "main")))
             if e.near:
-                self.units.append((e, "near", e.near_regexes))
+                self.units.append((e, "near", _Regexes(e, "near")))
         literals: list[tuple[str, bool]] = []
         by_trigger: dict[str, set[int]] = {}
         icase: set[int] = set()  # units with a case-insensitive trigger: checked whenever any trigger is present
@@ -562,7 +606,8 @@ class Matcher:
         self.loose: tuple[str, ...] = ()
         unit_patterns = [(i, p) for i, (e, kind, _) in enumerate(self.units)
                          for p in (e.patterns if kind == "main" else e.near)]
-        picks, chosen = _choose_triggers(p for _, p in unit_patterns)
+        self.patterns = list(dict.fromkeys(p for _, p in unit_patterns))
+        picks, chosen = choose_triggers(self.patterns)
         self._chosen = chosen
         for i, p in unit_patterns:
             lits = picks.get(p)
@@ -646,6 +691,18 @@ class Matcher:
     def match(self, text: str) -> list[Entry]:
         """Entries any of whose patterns matches ``text``, in table order."""
         return [e for e, kind, _ in self.match_units(text) if kind == "main" and not e.layer]
+
+
+class _Regexes:
+    """A unit's compiled patterns, compiled when first searched: a short log triggers few units."""
+
+    __slots__ = ("entry", "kind")
+
+    def __init__(self, entry: Entry, kind: str) -> None:
+        self.entry, self.kind = entry, kind
+
+    def __iter__(self):
+        return iter(self.entry.regexes if self.kind == "main" else self.entry.near_regexes)
 
 
 def _remember(memo: dict, key, value):
