@@ -1171,7 +1171,9 @@ UNITS = (
     # argument '%S'", "%U() missing %i required positional argument(s): %U", "%U() takes %d positional arguments but %d
     # were given"); the callee's name is read from the text before the match (g1.callee).
     ("g1-kwarg", "shape", (
-        r"\(\) got an unexpected keyword argument '(?P<arg>\w{1,100})'",
+        # (tune-i5: a paste outside a code block turns the quotes typographic, and Markdown eats __init__'s underscores:
+        # "Seq2SeqTrainingArguments.init() got an unexpected keyword argument ‘evaluation_strategy’")
+        r"\(\) got an unexpected keyword argument ['‘](?P<arg>\w{1,100})['’]",
         # msgspec Structs (vLLM's SamplingParams): "TypeError: Unexpected keyword argument 'use_beam_search'"
         r"TypeError: Unexpected keyword argument '(?P<arg>\w{1,100})'",
     )),
@@ -1463,6 +1465,16 @@ UNITS = (
     # (torch/cuda/__init__.py _lazy_init). Its CUDA sibling is c4-nogpu's. i4_tables.toml [nohip].
     ("i4-nohip", "shape", (
         r"No (?P<hip>HIP) GPUs are available",
+    )),
+    # --- tune-i5
+    # Training/generation stops the HF stack raises only when it fails ("sure"): transformers' Trainer.__init__
+    # (src/transformers/trainer.py, _is_quantized_and_base_model and not _is_peft_model: "You cannot perform fine-tuning
+    # on purely quantized models. Please attach trainable adapters on top of the quantized model to correctly perform
+    # fine-tuning."); torch's multinomial (aten/src/ATen/native/Distributions.cpp: "probability tensor contains either
+    # `inf`, `nan` or element < 0", the CUDA kernel's without backticks) under generate(do_sample=True).
+    ("i5-train", "shape", (
+        r"(?P<sure>You cannot perform fine-tuning on purely quantized models)",
+        r"(?P<sure>probability tensor contains either) (?P<nan>`?inf`?, `?nan`?) or element < 0",
     )),
 )
 
