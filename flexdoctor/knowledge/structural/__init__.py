@@ -55,6 +55,7 @@ from . import h5  # tune-h5
 from . import i2  # cov-i2
 from . import i4  # tune-i4
 from . import i1  # tune-i1
+from . import i5  # tune-i5
 from .collect import Collector, has_progress, last_progress_in
 from .context import LogFacts, facts
 from .model import CONFIDENCE, KINDS, Answer
@@ -121,7 +122,8 @@ _READERS = {"so-missing": libs.answer, "symbol": readers.symbol, "module": reade
             "i2-accel": i2.accelerate, "i2-webui-torch": i2.webui_torch,
             "i3-serve": i3.serve,
             "i4-nohip": i4.no_hip,
-            "i1-line": i1.line}
+            "i1-line": i1.line,
+            "i5-train": i5.train}
 
 
 _WARNING = re.compile(r"[Ww]arning|WARNING|\bwarn\b|\bW\d{4} |Error caught was|not available|will not be enabled"

@@ -30,6 +30,7 @@ from .tables import _load
 _IDENT = re.compile(r"[A-Za-z_]\w{0,99}")
 _CALLEE = re.compile(r"([A-Za-z_][\w.]{0,200})$")
 _DUNDER = ("__init__", "__new__", "__call__")
+_EATEN = ("init", "new", "call")  # tune-i5: a dunder whose underscores Markdown ate ("Class.init()")
 
 
 @functools.lru_cache(maxsize=1)
@@ -51,7 +52,7 @@ def callee(seen: Seen) -> tuple[str, str]:
     m = _CALLEE.search(seen.text[max(0, seen.start - 200):seen.start])
     full = m.group(1).strip(".") if m else ""
     parts = [p for p in full.split(".") if p]
-    if parts and parts[-1] in _DUNDER:
+    if parts and (parts[-1] in _DUNDER or (parts[-1] in _EATEN and len(parts) > 1 and parts[-2][:1].isupper())):
         parts = parts[:-1]
     name = parts[-1] if parts else ""
     return (full if _IDENT.fullmatch(full.replace(".", "_")) else ""), (name if _IDENT.fullmatch(name or "-") else "")

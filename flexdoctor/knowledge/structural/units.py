@@ -1118,7 +1118,8 @@ UNITS = (
     # DeepSpeed's "OVERFLOW! ... Skipping step" and apex's "Gradient overflow.  Skipping step" are healthy fp16
     # training and match nothing here.
     ("g3-numeric", "shape", (
-        r"(?P<prob>probability tensor contains either `inf`, `nan` or element < 0)",
+        # (tune-i5: also the wording without backticks, as pasted outside a code block or by the CUDA kernel)
+        r"(?P<prob>probability tensor contains either `?inf`?, `?nan`? or element < 0)",
         r"(?P<prob>invalid multinomial distribution \((?:sum of probabilities <= 0|encountering probability entry < 0)\))",
         r"(?P<minscale>Current loss scale already at minimum)",
         r"The loss returned in `training_step` is (?:tensor\()?(?P<pl>-?nan|-?inf)",
@@ -1171,7 +1172,9 @@ UNITS = (
     # argument '%S'", "%U() missing %i required positional argument(s): %U", "%U() takes %d positional arguments but %d
     # were given"); the callee's name is read from the text before the match (g1.callee).
     ("g1-kwarg", "shape", (
-        r"\(\) got an unexpected keyword argument '(?P<arg>\w{1,100})'",
+        # (tune-i5: a paste outside a code block turns the quotes typographic, and Markdown eats __init__'s underscores:
+        # "Seq2SeqTrainingArguments.init() got an unexpected keyword argument ‘evaluation_strategy’")
+        r"\(\) got an unexpected keyword argument ['‘](?P<arg>\w{1,100})['’]",
         # msgspec Structs (vLLM's SamplingParams): "TypeError: Unexpected keyword argument 'use_beam_search'"
         r"TypeError: Unexpected keyword argument '(?P<arg>\w{1,100})'",
     )),
@@ -1472,6 +1475,14 @@ UNITS = (
     ("i1-line", "shape", (
         r"Given groups=\d{1,6}, (?P<conv>[^\n]{1,300})",
         r"(?P<view>Use \.reshape\(\.\.\.\) instead)",
+    )),
+    # --- tune-i5
+    # Training/generation stops the HF stack raises only when it fails ("sure"): transformers' Trainer.__init__
+    # (src/transformers/trainer.py, _is_quantized_and_base_model and not _is_peft_model: "You cannot perform fine-tuning
+    # on purely quantized models. Please attach trainable adapters on top of the quantized model to correctly perform
+    # fine-tuning."). (torch's multinomial inf/nan stays g3-dtype's: tune-i5 widened its wording.)
+    ("i5-train", "shape", (
+        r"(?P<sure>You cannot perform fine-tuning on purely quantized models)",
     )),
 )
 
