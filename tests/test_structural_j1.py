@@ -149,3 +149,20 @@ def test_deepspeed_other_codes_are_not_host_oom():
 
 def test_deepspeed_clean_exit_stays_silent():
     healthy("[2024-05-02 10:01:02,345] [INFO] [launch.py:351:main] Process 4242 exits successfully.\n")
+
+
+# --- vLLM V1's warm-up out of memory ----------------------------------------------------------------------------------
+
+def test_vllm_sampler_warmup_oom_gets_vllms_memory_flags():
+    site = "/opt/venv/lib/python3.12/site-packages"
+    log = (frames((f"{site}/vllm/v1/engine/core.py", "self.model_executor.compile_or_warm_up_model()"),
+                  (f"{site}/vllm/v1/worker/gpu_model_runner.py", "raise RuntimeError("))
+           + "RuntimeError: CUDA out of memory occurred when warming up sampler with 512 dummy requests. Please try "
+             "lowering `max_num_seqs` or `gpu_memory_utilization` when initializing the engine.\n")
+    top, fix = first(log)
+    assert ident(top) == "out-of-memory:cuda" and "--gpu-memory-utilization" in fix and "--max-num-seqs" in fix, fix
+
+
+def test_vllm_warmup_info_stays_silent():
+    healthy("INFO 05-02 10:00:00 [gpu_model_runner.py:1500] Graph capturing finished in 12 secs, took 0.51 GiB\n"
+            "INFO 05-02 10:00:01 [core.py:160] init engine (profile, create kv cache, warmup model) took 40.2 seconds\n")

@@ -76,3 +76,14 @@ def capability(seen: Seen, facts: LogFacts) -> Optional[Answer]:
               arch_have=_arch(h), alts=", ".join(alts))
     return _answer("unsupported-op", "quantization capability", "high", _say("qcap.title", **kw),
                    _say("qcap.cause", **kw), _say("qcap.fix", **kw), [], seen, facts, 21, package="vllm")
+
+
+def vllm_oom(seen: Seen, facts: LogFacts) -> Optional[Answer]:
+    """vLLM V1's warm-up out of memory: h3's vLLM reading (its memory flags), also when the frames are cut off (the
+    wording is vLLM's own)."""
+    from . import h3
+    from ...text import t
+
+    return h3.oom(seen, facts) or _answer(
+        "out-of-memory", "cuda", "medium", t("structural.title.oom", dev="cuda"), t("structural.oom.cuda.cause"),
+        catalogue("h3")("oom.fix_vllm"), [], seen, facts, 46, package="vllm")

@@ -1495,6 +1495,12 @@ UNITS = (
     ("j1-sigkill", "shape", (
         r"(?P<sure>exits with return code = -9)\b",
     )),
+    # vLLM V1's warm-up out of memory (vllm/v1/worker/gpu_model_runner.py _dummy_sampler_run / _dummy_pooler_run:
+    # "CUDA out of memory occurred when warming up sampler with 1024 dummy requests. Please try lowering `max_num_seqs` or
+    # `gpu_memory_utilization` when initializing the engine."): h3.oom's vLLM row answers (its frames name vllm).
+    ("j1-vllm-oom", "shape", (
+        r"(?P<sure>CUDA out of memory occurred when warming up) (?:the )?\w{1,20}",
+    )),
 )
 
 LAYER_IDS = {uid: n for n, (uid, _layer, _pats) in enumerate(UNITS)}
