@@ -56,6 +56,7 @@ from . import i2  # cov-i2
 from . import i4  # tune-i4
 from . import i1  # tune-i1
 from . import i5  # tune-i5
+from . import j1  # tune-j1
 from .collect import Collector, has_progress, last_progress_in
 from .context import LogFacts, facts
 from .model import CONFIDENCE, KINDS, Answer
@@ -123,7 +124,9 @@ _READERS = {"so-missing": libs.answer, "symbol": readers.symbol, "module": reade
             "i3-serve": i3.serve,
             "i4-nohip": i4.no_hip,
             "i1-line": i1.line,
-            "i5-train": i5.train}
+            "i5-train": i5.train,
+            "j1-contig": j1.contig, "j1-qcap": j1.capability, "j1-sigkill": errors.oom,
+            "j1-vllm-oom": j1.vllm_oom}
 
 
 _WARNING = re.compile(r"[Ww]arning|WARNING|\bwarn\b|\bW\d{4} |Error caught was|not available|will not be enabled"

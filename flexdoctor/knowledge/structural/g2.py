@@ -250,6 +250,9 @@ def _quant_lib(seen: Seen, facts: LogFacts) -> Answer:
 
 def _capability(seen: Seen, facts: LogFacts) -> Optional[Answer]:
     g = seen.groups
+    if g.get("qm"):
+        from . import j1  # tune-j1: vLLM's form names both GPUs' architectures and the formats this GPU can serve
+        return j1.capability(seen, facts)
     need, have = g.get("need") or "", g.get("have") or ""
     if not (re.fullmatch(r"\d{1,2}\.?\d", need) and re.fullmatch(r"\d{1,2}\.?\d", have)):
         return None

@@ -567,7 +567,8 @@ UNITS = (
         r"(?P<want>\w{1,20})[^;\n]{0,60}; but got (?P<got>[\w.]{1,40}) instead",
         r"Expected (?P<mask>attn_mask) dtype to be bool or float or to match query dtype, but got attn_mask\.dtype: "
         r"(?P<got>[\w:]{1,20}(?: int)?) and {1,3}query\.dtype: (?P<want>[\w:]{1,20})",
-        r"Expected all tensors to be on the same device, but found at least two devices, (?P<dev1>[\w:]{1,20}) and "
+        # tune-j1: raised only (TORCH_CHECK), so "sure" also when pasted alone in an issue
+        r"(?P<sure>Expected all tensors to be on the same device), but found at least two devices, (?P<dev1>[\w:]{1,20}) and "
         r"(?P<dev2>[\w:]{1,20})!",
         r"Expected all tensors to be on the same device, but got \w{1,40} is on (?P<got_dev>[\w:]{1,20}), different "
         r"from other tensors on (?P<want_dev>[\w:]{1,20})",
@@ -1483,6 +1484,42 @@ UNITS = (
     # fine-tuning."). (torch's multinomial inf/nan stays g3-dtype's: tune-i5 widened its wording.)
     ("i5-train", "shape", (
         r"(?P<sure>You cannot perform fine-tuning on purely quantized models)",
+    )),
+    # --- tune-j1
+    # A tensor laid out in memory other than the op needs (round 12 train): ATen's view_impl (aten/src/ATen/native/
+    # TensorShape.cpp: "view size is not compatible with input tensor's size and stride (at least one dimension spans
+    # across two contiguous subspaces). Use .reshape(...) instead."), checkContiguous (aten/src/ATen/TensorUtils.cpp:
+    # "Expected contiguous tensor, but got non-contiguous tensor for argument #1 'self' (while checking arguments for
+    # ...)"), the extensions' CHECK_CONTIGUOUS macro (TORCH_CHECK(x.is_contiguous(), #x " must be contiguous")),
+    # torch.from_numpy's "At least one stride in the given numpy array is negative" (torch/csrc/utils/tensor_numpy.cpp)
+    # and Cython's "ndarray is not C-contiguous". (cuDNN RNN's "rnn: hx is not contiguous" is left out: its pattern made
+    # the trigger cover pick a common letter.)
+    ("j1-contig", "shape", (
+        r"(?P<sure>view size is not compatible with input tensor's size and stride)",
+        r"(?P<sure>Expected contiguous tensor, but got non-contiguous tensor) for argument #\d{1,2} '(?P<arg>\w{1,40})'",
+        r"must be contiguous",
+        r"(?P<sure>At least one stride in the given numpy array is negative)(?P<np>)",
+        r"(?P<np>ndarray is not (?:C|Fortran)-contiguous)",
+    )),
+    # vLLM's compressed-tensors scheme check (vllm/model_executor/layers/quantization/compressed_tensors/
+    # compressed_tensors.py _check_scheme_supported: RuntimeError("Quantization scheme is not supported for ", "the
+    # current GPU. Min capability: 80. ", "Current capability: 70.") printed as a tuple). Its sibling of
+    # vllm/config.py _verify_quantization is g2-quant's, answered by j1.capability too.
+    ("j1-qcap", "shape", (
+        r"(?P<sure>Quantization scheme is not supported for )', 'the current GPU\. Min capability: (?P<need>\d{2,3})\. ', "
+        r"'Current capability: (?P<have>\d{2,3})",
+    )),
+    # DeepSpeed's launcher (deepspeed/launcher/launch.py sigkill_handler: logger.error(f"{cmd} exits with return code =
+    # {process.returncode}")) for a rank killed by SIGKILL (-9): on Linux the kernel's OOM killer (host RAM), as torchrun's
+    # "exitcode: -9" that the oom unit reads; c2.launch leaves -9 to that reading.
+    ("j1-sigkill", "shape", (
+        r"(?P<sure>exits with return code = -9)\b",
+    )),
+    # vLLM V1's warm-up out of memory (vllm/v1/worker/gpu_model_runner.py _dummy_sampler_run / _dummy_pooler_run:
+    # "CUDA out of memory occurred when warming up sampler with 1024 dummy requests. Please try lowering `max_num_seqs` or
+    # `gpu_memory_utilization` when initializing the engine."): h3.oom's vLLM row answers (its frames name vllm).
+    ("j1-vllm-oom", "shape", (
+        r"(?P<sure>CUDA out of memory occurred when warming up) (?:the )?\w{1,20}",
     )),
 )
 
