@@ -54,6 +54,7 @@ from . import i3  # tune-i3
 from . import h5  # tune-h5
 from . import i2  # cov-i2
 from . import i4  # tune-i4
+from . import j2  # tune-j2
 from .collect import Collector, has_progress, last_progress_in
 from .context import LogFacts, facts
 from .model import CONFIDENCE, KINDS, Answer
@@ -119,7 +120,8 @@ _READERS = {"so-missing": libs.answer, "symbol": readers.symbol, "module": reade
             "h5-companion": h5.companion, "h5-sglops": h5.sgl_ops,
             "i2-accel": i2.accelerate, "i2-webui-torch": i2.webui_torch,
             "i3-serve": i3.serve,
-            "i4-nohip": i4.no_hip}
+            "i4-nohip": i4.no_hip,
+            "j2-uninst": j2.uninstall, "j2-clone": j2.clone, "j2-cache": j2.cache}
 
 
 _WARNING = re.compile(r"[Ww]arning|WARNING|\bwarn\b|\bW\d{4} |Error caught was|not available|will not be enabled"

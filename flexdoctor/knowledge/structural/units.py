@@ -1464,6 +1464,31 @@ UNITS = (
     ("i4-nohip", "shape", (
         r"No (?P<hip>HIP) GPUs are available",
     )),
+    # --- tune-j2
+    # pip cannot remove the installed copy of a distribution it is upgrading because nothing recorded its files: a
+    # distutils/setup.py install (src/pip/_internal/req/req_uninstall.py UninstallPathSet.from_dist: "Cannot uninstall
+    # {!r}. It is a distutils installed project and thus we cannot accurately determine which files belong to it which
+    # would lead to only a partial uninstall."; pip >= 23.1 exceptions.py LegacyDistutilsInstall, "Cannot uninstall X
+    # 0.2") or an OS package (exceptions.py UninstallMissingRecord, reference "uninstall-no-record-file": "Cannot
+    # uninstall prettytable 3.12.0" / "hint: The package was installed by debian."). pip's error lines only ("sure").
+    ("j2-uninst", "shape", (
+        r"(?P<sure>Cannot uninstall) '(?P<dist>[A-Za-z0-9][\w.-]{0,100})'\. It is a distutils installed",
+        r"(?P<sure>Cannot uninstall) (?P<dist>[A-Za-z0-9][\w.-]{0,100}) (?P<ver>\d[\w.+!-]{0,40})\s{0,4}$",
+    )),
+    # A launcher's git clone/fetch of a repository it needs failed (AUTOMATIC1111 stable-diffusion-webui
+    # modules/launch_utils.py git_clone: run(... f"Couldn't clone {name}") / f"Couldn't fetch {name}", raised as
+    # RuntimeError; forks: Forge, amdgpu/ZLUDA, OpenVINO, Colab notebooks), and git's own "fatal: repository 'URL' not
+    # found" (a repository removed, renamed or made private; j2_tables.toml [[gone]] has the known removals).
+    ("j2-clone", "shape", (
+        r"(?P<sure>Couldn't (?P<op>clone|fetch)) (?P<name>[A-Z][\w -]{0,40})\.",
+        r"(?P<sure>fatal: repository) '(?P<url>https?://[^'\s]{1,300})' not found",
+    )),
+    # A transformers Cache class missing a member that newer releases removed, called by model code written for an
+    # older release (Hub remote code under transformers_modules, a ComfyUI node): "AttributeError: 'DynamicCache' object
+    # has no attribute 'get_max_length'" (j2_tables.toml [[cache]]).
+    ("j2-cache", "shape", (
+        r"'(?P<cls>[A-Z]\w{0,30}Cache)' object has no attribute '(?P<name>\w{1,80})'",
+    )),
 )
 
 LAYER_IDS = {uid: n for n, (uid, _layer, _pats) in enumerate(UNITS)}

@@ -1,0 +1,109 @@
+"""The structural layer's readers of tuner j2 (issue 22, round 12 train): installing, launchers, model code.
+
+- ``uninstall``: pip cannot remove a distribution it is replacing because nothing recorded its files (a distutils /
+  setup.py install, e.g. Anaconda base's llvmlite or TBB; a Debian/Ubuntu python3-* package, "no RECORD file").
+  The remedy threads settle on: install over it with --ignore-installed (or skip re-installing it with --no-deps),
+  better in a virtual environment; for an OS package, remove it with the OS package manager first.
+- ``clone``: a launcher's git clone/fetch failed (stable-diffusion-webui's "Couldn't clone Stable Diffusion"), or git
+  found no repository at a URL: a removed repository (j2_tables.toml [[gone]]) is answered with the copy its
+  maintainers name and the launcher's override variable ([webui]).
+- ``cache``: model code written for an older transformers calls a Cache member newer releases removed
+  (j2_tables.toml [[cache]]): pin the release it was written for, or use the architecture transformers ships.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Optional
+
+from .collect import Seen
+from .context import LogFacts
+from .model import Answer
+from .readers import _answer, catalogue, on_windows
+from .tables import _load
+
+_say = catalogue("j2")
+_DIST = re.compile(r"[A-Za-z0-9](?:[A-Za-z0-9._-]{0,98}[A-Za-z0-9])?")  # a PEP 508 name
+_REPO = re.compile(r"https?://github\.com/(?P<repo>[\w.-]{1,100}/[\w.-]{1,100}?)(?:\.git)?/?$")
+_REMOTE = re.compile(r"transformers_modules|custom_nodes")
+
+
+def _table() -> dict:
+    return _load("j2_tables.toml")  # _load caches each file
+
+
+# --- pip: an installed copy with no record of its files -------------------------------------------------------------
+
+def uninstall(seen: Seen, facts: LogFacts) -> Optional[Answer]:
+    dist = seen.groups.get("dist") or ""
+    if not _DIST.fullmatch(dist):
+        return None
+    name = dist.lower()
+    conda = facts.conda or "anaconda" in seen.text.lower() or any("anaconda" in p.lower() for p in facts.paths)
+    env = "conda" if conda else ("windows" if on_windows(seen, facts) else "posix")
+    venv = {"conda": "conda create -n work python", "windows": r"python -m venv .venv && .venv\Scripts\activate",
+            "posix": "python -m venv .venv && . .venv/bin/activate"}[env]
+    commands = [f"python -m pip install --ignore-installed {name}", venv]
+    return _answer("pip-no-distribution", name, "high", _say("uninst.title", dist=name), _say("uninst.cause", dist=name),
+                   _say("uninst.fix", dist=name, venv=venv), commands, seen, facts, 18, package="pip")
+
+
+# --- a launcher's git clone of a repository that is gone -------------------------------------------------------------
+
+def clone(seen: Seen, facts: LogFacts) -> Optional[Answer]:
+    g, tab = seen.groups, _table()
+    win = on_windows(seen, facts, paths=True)
+    if g.get("url"):
+        m = _REPO.match(g["url"])
+        repo = m.group("repo") if m else None
+        row = next((r for r in tab["gone"] if repo and r["repo"].lower() == repo.lower()), None)
+        if row is None:
+            return _missing(seen, facts, g["url"])
+        return _webui(seen, facts, row["name"], row["env"], row, win)
+    name = g.get("name", "").strip()
+    env = tab["webui"].get(name)
+    if env is None:
+        return None
+    row = next((r for r in tab["gone"] if r["env"] == env), None)
+    return _webui(seen, facts, name, env, row, win)
+
+
+def _webui(seen: Seen, facts: LogFacts, name: str, env: str, row: Optional[dict], win: bool) -> Answer:
+    posix = not win and (facts.platform in ("linux", "macos", "wsl2") or any(p.startswith("/") for p in facts.paths))
+    user = "webui-user.bat" if win else ("webui-user.sh" if posix else "webui-user.bat / webui-user.sh")
+    if row is not None:
+        value = row["use"]
+        commands = ([f"set {env}={value}"] if not posix else []) + ([f"export {env}={value}"] if not win else [])
+        return _answer("launcher", env, "high", _say("clone.title_gone", name=name, repo=row["repo"]),
+                       _say("clone.cause_gone", name=name, repo=row["repo"]),
+                       _say("clone.fix_gone", env=env, url=value, file=user), commands, seen, facts, 16)
+    return _answer("launcher", env, "medium", _say("clone.title", name=name), _say("clone.cause", name=name),
+                   _say("clone.fix", env=env, file=user), ["git ls-remote https://github.com"], seen, facts, 24)
+
+
+def _missing(seen: Seen, facts: LogFacts, url: str) -> Optional[Answer]:
+    if not re.fullmatch(r"https?://[\w.-]{1,100}(?:/[\w.~%-]{1,100}){1,6}/?", url):
+        return None  # a URL with anything a shell would read otherwise stays out of the command
+    return _answer("launcher", "git-repository", "medium", _say("clone.title_missing"), _say("clone.cause_missing"),
+                   _say("clone.fix_missing", url=url), [f"git ls-remote {url}"], seen, facts, 26)
+
+
+# --- transformers: a Cache member a release removed -----------------------------------------------------------------
+
+def cache(seen: Seen, facts: LogFacts) -> Optional[Answer]:
+    cls, name = seen.groups.get("cls", ""), seen.groups.get("name", "")
+    row = next((r for r in _table()["cache"] if name in r["names"]), None)
+    if row is None:
+        return None
+    remote = any(_REMOTE.search(p) for p in facts.paths) or bool(_REMOTE.search(seen.text))
+    what = f"{cls}.{name}"
+    tail = _say("cache.fix_remote") if remote else ""
+    if row["removed"]:
+        pin = f'python -m pip install "transformers<{row["removed"]}"'
+        summary = _say("cache.fix_pin", what=what, ver=row["removed"], use=row["use"]) + tail
+        commands = [pin, "python -m pip show transformers"]
+    else:
+        summary = _say("cache.fix_older", what=what, use=row["use"]) + tail
+        commands = ["python -m pip show transformers"]
+    return _answer("import-name", what, "high", _say("cache.title", what=what), _say("cache.cause", what=what),
+                   summary, commands, seen, facts, 19, package="transformers")

@@ -1,0 +1,141 @@
+"""The structural readers of tuner j2 (issue 22, round 12 train). Lines are written here in the shape the real code
+prints them (pip's req_uninstall.py / exceptions.py LegacyDistutilsInstall and UninstallMissingRecord;
+stable-diffusion-webui's modules/launch_utils.py git_clone and git's "fatal: repository ... not found"; transformers'
+AttributeError on a Cache member), not copied from the corpus; each class has siblings and healthy neighbours."""
+
+from __future__ import annotations
+
+from _explain_items import first_with_fix as first
+from _explain_items import healthy, ident
+
+_PIP_HEAD = ("Installing collected packages: PyYAML, tokenizers\n"
+             "  Attempting uninstall: PyYAML\n"
+             "    Found existing installation: PyYAML 5.3.1\n")
+
+
+# --- pip: an installed copy with no record of its files -------------------------------------------------------------
+
+def test_distutils_install_gets_ignore_installed_and_a_venv():
+    top, fix = first(_PIP_HEAD + "ERROR: Cannot uninstall 'PyYAML'. It is a distutils installed project and thus we "
+                     "cannot accurately determine which files belong to it which would lead to only a partial "
+                     "uninstall.\n")
+    assert ident(top) == "pip-no-distribution:pyyaml"
+    assert "python -m pip install --ignore-installed pyyaml" in fix and "venv" in fix, fix
+
+
+def test_new_pip_distutils_wording_on_conda_offers_conda_create():
+    log = ("(base) C:\\Users\\ana>pip install -U numba\n" + _PIP_HEAD.replace("PyYAML", "llvmlite") +
+           "error: uninstall-distutils-installed-package\n\n"
+           "\u00d7 Cannot uninstall llvmlite 0.36.0\n"
+           "\u2570\u2500> It is a distutils installed project and thus we cannot accurately determine which files "
+           "belong to it which would lead to only a partial uninstall.\n")
+    top, fix = first(log)
+    assert ident(top) == "pip-no-distribution:llvmlite"
+    assert "--ignore-installed llvmlite" in fix, fix
+
+
+def test_debian_record_file_missing_names_the_os_package():
+    log = ("error: uninstall-no-record-file\n\n"
+           "\u00d7 Cannot uninstall PyJWT 2.3.0\n"
+           "\u2570\u2500> The package's contents are unknown: no RECORD file was found for PyJWT.\n\n"
+           "hint: The package was installed by debian. You should check if it can uninstall the package.\n")
+    top, fix = first(log)
+    assert ident(top) == "pip-no-distribution:pyjwt"
+    assert "--ignore-installed pyjwt" in fix and "apt remove python3-pyjwt" in fix, fix
+
+
+def test_successful_uninstalls_stay_silent():
+    healthy(_PIP_HEAD + "    Uninstalling PyYAML-5.3.1:\n      Successfully uninstalled PyYAML-5.3.1\n"
+            "Successfully installed PyYAML-6.0.1 tokenizers-0.15.2\n")
+
+
+# --- a launcher's git clone of a repository that is gone -------------------------------------------------------------
+
+_WEBUI = ("Python 3.10.11 (tags/v3.10.11:7d4cc5a, Apr  5 2023, 00:38:17) [MSC v.1929 64 bit (AMD64)]\n"
+          "Version: v1.10.1\n"
+          "Cloning Stable Diffusion into C:\\sd\\webui\\repositories\\stable-diffusion-stability-ai...\n"
+          "Cloning into 'C:\\sd\\webui\\repositories\\stable-diffusion-stability-ai'...\n"
+          "remote: Repository not found.\n"
+          "fatal: repository 'https://github.com/Stability-AI/stablediffusion.git/' not found\n")
+
+
+def test_removed_stable_diffusion_repo_gets_the_override_variable_and_fork():
+    top, fix = first(_WEBUI + "Traceback (most recent call last):\n"
+                     '  File "C:\\sd\\webui\\launch.py", line 48, in <module>\n    main()\n')
+    assert ident(top) == "launcher:STABLE_DIFFUSION_REPO"
+    assert "set STABLE_DIFFUSION_REPO=https://github.com/w-e-w/stablediffusion.git" in fix and "webui-user.bat" in fix
+
+
+def test_runtime_error_of_the_linux_launcher_uses_export():
+    log = ("fatal: could not read Username for 'https://github.com': No such device or address\n"
+           "Traceback (most recent call last):\n"
+           '  File "/home/ana/stable-diffusion-webui/modules/launch_utils.py", line 116, in run\n'
+           '    raise RuntimeError("\\n".join(error_bits))\n'
+           "RuntimeError: Couldn't clone Stable Diffusion.\n"
+           "Error code: 128\n")
+    top, fix = first(log)
+    assert ident(top) == "launcher:STABLE_DIFFUSION_REPO"
+    assert "export STABLE_DIFFUSION_REPO=https://github.com/w-e-w/stablediffusion.git" in fix, fix
+
+
+def test_sibling_repo_names_its_own_variable():
+    top, fix = first("Traceback (most recent call last):\n"
+                     '  File "/home/ana/stable-diffusion-webui/modules/launch_utils.py", line 116, in run\n'
+                     '    raise RuntimeError("\\n".join(error_bits))\n'
+                     "RuntimeError: Couldn't fetch K-diffusion.\n")
+    assert ident(top) == "launcher:K_DIFFUSION_REPO"
+    assert "K_DIFFUSION_REPO" in fix and "w-e-w" not in fix, fix
+
+
+def test_platform_unknown_gives_both_launcher_files():
+    top, fix = first(_WEBUI)
+    assert "webui-user.bat / webui-user.sh" in fix and "set STABLE" in fix and "export STABLE" in fix, fix
+
+
+def test_other_missing_repository_is_read_as_gone_or_private():
+    top, fix = first("Cloning into 'nodes'...\nremote: Repository not found.\n"
+                     "fatal: repository 'https://github.com/someone/gone-nodes.git/' not found\n")
+    assert ident(top) == "launcher:git-repository"
+    assert "git ls-remote https://github.com/someone/gone-nodes.git/" in fix, fix
+
+
+def test_cloning_progress_stays_silent():
+    healthy("Cloning Stable Diffusion into /home/ana/webui/repositories/stable-diffusion-stability-ai...\n"
+            "Cloning into '/home/ana/webui/repositories/stable-diffusion-stability-ai'...\n"
+            "Resolving deltas: 100% (311/311), done.\n")
+
+
+# --- transformers: a Cache member a release removed -----------------------------------------------------------------
+
+def _generate(attr: str, cls: str = "DynamicCache") -> str:
+    return ("Traceback (most recent call last):\n"
+            '  File "/home/ana/.venv/lib/python3.11/site-packages/transformers/generation/utils.py", line 2215, '
+            "in generate\n"
+            "    model_inputs = self.prepare_inputs_for_generation(input_ids, **model_kwargs)\n"
+            '  File "/home/ana/.cache/huggingface/modules/transformers_modules/org/Model-7B/abc123/modeling_model.py", '
+            "line 1401, in prepare_inputs_for_generation\n"
+            f"    x = past_key_values.{attr}()\n"
+            f"AttributeError: '{cls}' object has no attribute '{attr}'\n")
+
+
+def test_get_max_length_pins_below_its_removal_and_names_remote_code():
+    top, fix = first(_generate("get_max_length"))
+    assert ident(top) == "import-name:DynamicCache.get_max_length"
+    assert 'transformers<4.49' in fix and "trust_remote_code=False" in fix, fix
+
+
+def test_sibling_cache_and_v5_removal():
+    top, fix = first(_generate("to_legacy_cache", cls="HybridCache"))
+    assert ident(top) == "import-name:HybridCache.to_legacy_cache"
+    assert 'transformers<5.0' in fix, fix
+
+
+def test_seen_tokens_asks_for_an_older_transformers_without_a_number():
+    top, fix = first(_generate("seen_tokens"))
+    assert "Downgrade transformers" in fix and "transformers<" not in fix, fix
+
+
+def test_deprecation_warning_stays_silent():
+    healthy("/home/ana/.venv/lib/python3.11/site-packages/transformers/cache_utils.py:443: FutureWarning: The "
+            "`seen_tokens` attribute is deprecated and will be removed in v4.41. Use the `cache_position` model input "
+            "instead.\n  warnings.warn(\n")
