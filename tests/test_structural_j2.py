@@ -139,3 +139,53 @@ def test_deprecation_warning_stays_silent():
     healthy("/home/ana/.venv/lib/python3.11/site-packages/transformers/cache_utils.py:443: FutureWarning: The "
             "`seen_tokens` attribute is deprecated and will be removed in v4.41. Use the `cache_position` model input "
             "instead.\n  warnings.warn(\n")
+
+
+# --- apt: NVIDIA packages from a repository that does not fit the system -------------------------------------------
+
+_APT_HEAD = ("Reading package lists... Done\nBuilding dependency tree... Done\nReading state information... Done\n"
+             "Some packages could not be installed. This may mean that you have\n"
+             "requested an impossible situation or if you are using the unstable\n"
+             "distribution that some required packages have not yet been created\n"
+             "or been moved out of Incoming.\n"
+             "The following information may help to resolve the situation:\n\n"
+             "The following packages have unmet dependencies:\n")
+_HELD = "E: Unable to correct problems, you have held broken packages.\n"
+
+
+def test_dependency_on_nvidia_cuda_meta_package_points_at_nvidias_repository():
+    top, fix = first("$ sudo apt-get install rocm-nvidia-bridge\n" + _APT_HEAD +
+                     " rocm-nvidia-bridge : Depends: cuda-drivers (>= 525) but it is not installable\n"
+                     "                      Depends: libfoo-nvidia but it is not installable\n" + _HELD)
+    assert ident(top) == "version-constraint:cuda-drivers"
+    assert "developer.nvidia.com" in fix and "cuda-drivers" in fix, fix
+
+
+def test_ubuntu_built_driver_on_debian_names_debians_driver():
+    top, fix = first("# apt-get install nvidia-driver-550\n" + _APT_HEAD +
+                     " libnvidia-gl-550 : Depends: libc6 (>= 2.35) but 2.36-9+deb12u4 is to be installed\n"
+                     " nvidia-utils-550 : Depends: libc6 (>= 2.38) but 2.36-9+deb12u4 is to be installed\n" + _HELD)
+    assert ident(top) == "version-constraint:libc6"
+    assert "Debian 12" in fix and "non-free" in fix and "debian12" in fix, fix
+
+
+def test_old_cuda_version_on_a_newer_release_asks_for_a_cuda_built_for_it():
+    top, fix = first(_APT_HEAD + " cuda-nvcc-10-2 : Depends: libgcc1 but it is not installable\n" + _HELD)
+    assert ident(top) == "version-constraint:libgcc1"
+    assert "newer CUDA version" in fix and "CUDA 10.2" in fix, fix
+
+
+def test_half_done_install_asks_for_fix_broken_without_package_names():
+    top, fix = first("You might want to run 'apt-get -f install' to correct these:\n"
+                     "The following packages have unmet dependencies:\n"
+                     " cuda-toolkit-12-4 : Depends: cuda-nvcc-12-4 (>= 12.4.131) but it is not going to be installed\n"
+                     "E: Unmet dependencies. Try 'apt-get -f install' with no packages (or specify a solution).\n")
+    assert ident(top) == "version-constraint:apt-get -f install"
+    assert "sudo apt-get -f install" in fix and "with no package names" in fix, fix
+
+
+def test_successful_apt_install_stays_silent():
+    healthy("Reading package lists... Done\nBuilding dependency tree... Done\n"
+            "The following additional packages will be installed:\n  libnvidia-compute-550 nvidia-utils-550\n"
+            "Setting up nvidia-utils-550 (550.120-0ubuntu0.22.04.1) ...\n"
+            "Processing triggers for libc-bin (2.35-0ubuntu3.8) ...\n")

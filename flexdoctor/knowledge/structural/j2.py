@@ -44,7 +44,8 @@ def uninstall(seen: Seen, facts: LogFacts) -> Optional[Answer]:
     venv = {"conda": "conda create -n work python", "windows": r"python -m venv .venv && .venv\Scripts\activate",
             "posix": "python -m venv .venv && . .venv/bin/activate"}[env]
     commands = [f"python -m pip install --ignore-installed {name}", venv]
-    return _answer("pip-no-distribution", name, "high", _say("uninst.title", dist=name), _say("uninst.cause", dist=name),
+    return _answer("pip-no-distribution", name, "high", _say("uninst.title", dist=name),
+                   _say("uninst.cause", dist=name),
                    _say("uninst.fix", dist=name, venv=venv), commands, seen, facts, 18, package="pip")
 
 
@@ -107,3 +108,43 @@ def cache(seen: Seen, facts: LogFacts) -> Optional[Answer]:
         commands = ["python -m pip show transformers"]
     return _answer("import-name", what, "high", _say("cache.title", what=what), _say("cache.cause", what=what),
                    summary, commands, seen, facts, 19, package="transformers")
+
+
+# --- apt: NVIDIA packages from a repository that does not fit the system -------------------------------------------
+
+_PKG = re.compile(r"(?P<pkg>[a-z0-9][\w.+-]{0,80}) : $")
+_CUDA_PKG = re.compile(r"(?:cuda|libcu|libnpp|libnv)[a-z-]{0,40}?-(?P<major>\d{1,2})-(?P<minor>\d)")
+_DEB = re.compile(r"\+deb(?P<rel>\d{1,2})u")
+
+
+def apt(seen: Seen, facts: LogFacts) -> Optional[Answer]:
+    g, tab = seen.groups, _table()["apt"]
+    if g.get("fixcmd"):
+        return _answer("version-constraint", "apt-get -f install", "high", _say("apt.title_fix"), _say("apt.cause_fix"),
+                       _say("apt.fix_fix"), ["sudo apt-get -f install"], seen, facts, 13, package="apt")
+    dep = g.get("dep", "")
+    m = _PKG.search(seen.text[:seen.start])
+    pkg = m.group("pkg") if m else ""
+    if g.get("none") and (dep in tab["cuda"] or re.fullmatch(r"cuda-\d{1,2}-\d", dep)):
+        return _answer("version-constraint", dep, "high", _say("apt.title_cuda", dep=dep),
+                       _say("apt.cause_cuda", dep=dep),
+                       _say("apt.fix_cuda", dep=dep), ["sudo apt-get update", "sudo apt-get install -y cuda-drivers"],
+                       seen, facts, 15, package="apt")
+    if g.get("have") and dep in tab["core"]:
+        deb = _DEB.search(g["have"])
+        where = _say("apt.debian", rel=deb.group("rel")) if deb else _say("apt.this_release")
+        key = "fix_release_debian" if deb else "fix_release"
+        return _answer("version-constraint", dep, "high", _say("apt.title_release", dep=dep),
+                       _say("apt.cause_release", dep=dep, want=g.get("want") or "?", have=g["have"], where=where),
+                       _say(f"apt.{key}", rel=deb.group("rel") if deb else ""),
+                       ["grep -rn nvidia /etc/apt/sources.list /etc/apt/sources.list.d/", "sudo apt-get update"],
+                       seen, facts, 15, package="apt")
+    c = _CUDA_PKG.fullmatch(pkg)
+    if g.get("none") and c:
+        ver = f"{c.group('major')}.{c.group('minor')}"
+        return _answer("version-constraint", dep, "high", _say("apt.title_toolkit", pkg=pkg, dep=dep, ver=ver),
+                       _say("apt.cause_toolkit", pkg=pkg, dep=dep, ver=ver), _say("apt.fix_toolkit", ver=ver),
+                       ["cat /etc/os-release"], seen, facts, 17, package="apt")
+    return _answer("version-constraint", dep, "medium", _say("apt.title", dep=dep), _say("apt.cause", dep=dep),
+                   _say("apt.fix", dep=dep), ["apt-cache policy " + dep, "cat /etc/os-release"], seen, facts, 28,
+                   package="apt")

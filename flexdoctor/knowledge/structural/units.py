@@ -1489,6 +1489,17 @@ UNITS = (
     ("j2-cache", "shape", (
         r"'(?P<cls>[A-Z]\w{0,30}Cache)' object has no attribute '(?P<name>\w{1,80})'",
     )),
+    # apt's resolver report (apt-pkg/algorithms.cc / apt-private/private-output.cc ShowBroken: "The following packages
+    # have unmet dependencies:", then " pkg : Depends: dep (>= v) but it is not installable" / "... but 2.31-13+deb11u7
+    # is to be installed"; continuation lines omit "pkg :") for NVIDIA driver / CUDA packages from a repository that
+    # does not fit the system, and apt-get's own "E: Unmet dependencies. Try 'apt-get -f install' with no packages (or
+    # specify a solution)." after an interrupted install. Printed only when apt gives up ("sure"). "but it is not going
+    # to be installed" is a consequence of another line, not read.
+    ("j2-apt", "shape", (
+        r"(?P<sure>Depends:) (?P<dep>[a-z0-9][\w.+-]{0,80})(?: \((?P<op>[<>=]{1,2}) (?P<want>[\w.:~+-]{1,40})\))? "
+        r"but (?:(?P<have>[\w.:~+-]{1,60}) is to be installed|it is (?P<none>not installable))",
+        r"(?P<sure>E: Unmet dependencies)\. Try '(?P<fixcmd>apt-get -f install|apt --fix-broken install)' with no packages",
+    )),
 )
 
 LAYER_IDS = {uid: n for n, (uid, _layer, _pats) in enumerate(UNITS)}
