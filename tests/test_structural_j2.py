@@ -189,3 +189,51 @@ def test_successful_apt_install_stays_silent():
             "The following additional packages will be installed:\n  libnvidia-compute-550 nvidia-utils-550\n"
             "Setting up nvidia-utils-550 (550.120-0ubuntu0.22.04.1) ...\n"
             "Processing triggers for libc-bin (2.35-0ubuntu3.8) ...\n")
+
+
+def test_paste_stopping_at_the_calling_frame_still_reads_the_removed_member():
+    log = _generate("get_max_length").rsplit("AttributeError", 1)[0]
+    top, fix = first(log)
+    assert ident(top) == "import-name:Cache.get_max_length"
+    assert "transformers<4.49" in fix, fix
+
+
+def test_calling_frame_of_another_error_is_not_read():
+    log = _generate("get_max_length").rsplit("AttributeError", 1)[0] + "RuntimeError: CUDA error: out of memory\n"
+    top, _fix = first(log)
+    assert ident(top) != "import-name:Cache.get_max_length"
+
+
+# --- a paste that stops inside torch's CUDA initialisation ---------------------------------------------------------
+
+_PORTABLE = "C:\\ComfyUI_windows_portable"
+
+
+def _comfy_start(deeper: bool) -> str:
+    out = ("Traceback (most recent call last):\n"
+           f'  File "{_PORTABLE}\\ComfyUI\\main.py", line 147, in <module>\n    import execution\n'
+           f'  File "{_PORTABLE}\\ComfyUI\\comfy\\model_management.py", line 230, in <module>\n'
+           "    total_vram = get_total_memory(get_torch_device()) / (1024 * 1024)\n")
+    if deeper:
+        out += (f'  File "{_PORTABLE}\\python_embeded\\Lib\\site-packages\\torch\\cuda\\__init__.py", line 1026, '
+                "in current_device\n    _lazy_init()\n"
+                f'  File "{_PORTABLE}\\python_embeded\\Lib\\site-packages\\torch\\cuda\\__init__.py", line 310, '
+                "in _lazy_init\n")
+    return out
+
+
+def test_comfy_start_cut_before_the_error_reinstalls_cuda_torch_into_python_embeded():
+    top, fix = first(_comfy_start(True))
+    assert ident(top) == "unsupported-op:cuda"
+    assert ("python_embeded\\python.exe -s -m pip install --force-reinstall torch torchvision torchaudio "
+            "--index-url https://download.pytorch.org/whl/cu") in fix, fix
+    top, fix = first(_comfy_start(False))  # only ComfyUI's frame: the environment's Python is not named
+    assert ident(top) == "unsupported-op:cuda" and "--index-url https://download.pytorch.org/whl/cu" in fix, fix
+
+
+def test_lazy_init_frame_with_its_error_line_leaves_it_to_that_errors_reader():
+    log = (_comfy_start(True) + "    raise AssertionError(\"Torch not compiled with CUDA enabled\")\n"
+           "AssertionError: Torch not compiled with CUDA enabled\n")
+    top, _fix = first(log)
+    assert "the paste stops inside" not in getattr(top, "title", "") and "the paste stops inside" not in \
+        getattr(getattr(top, "entry", None), "title", ""), ident(top)

@@ -92,10 +92,13 @@ def _missing(seen: Seen, facts: LogFacts, url: str) -> Optional[Answer]:
 # --- transformers: a Cache member a release removed -----------------------------------------------------------------
 
 def cache(seen: Seen, facts: LogFacts) -> Optional[Answer]:
-    cls, name = seen.groups.get("cls", ""), seen.groups.get("name", "")
+    cls, name = seen.groups.get("cls") or "Cache", seen.groups.get("name", "")
     row = next((r for r in _table()["cache"] if name in r["names"]), None)
     if row is None:
         return None
+    frame = not seen.groups.get("cls")
+    if frame and facts.root is not None and name not in facts.root[2]:
+        return None  # the frame's line, but the error the traceback ends in is another one
     remote = any(_REMOTE.search(p) for p in facts.paths) or bool(_REMOTE.search(seen.text))
     what = f"{cls}.{name}"
     tail = _say("cache.fix_remote") if remote else ""
@@ -107,7 +110,7 @@ def cache(seen: Seen, facts: LogFacts) -> Optional[Answer]:
         summary = _say("cache.fix_older", what=what, use=row["use"]) + tail
         commands = ["python -m pip show transformers"]
     return _answer("import-name", what, "high", _say("cache.title", what=what), _say("cache.cause", what=what),
-                   summary, commands, seen, facts, 19, package="transformers")
+                   summary, commands, seen, facts, 78 if frame else 19, package="transformers")
 
 
 # --- apt: NVIDIA packages from a repository that does not fit the system -------------------------------------------
@@ -148,3 +151,24 @@ def apt(seen: Seen, facts: LogFacts) -> Optional[Answer]:
     return _answer("version-constraint", dep, "medium", _say("apt.title", dep=dep), _say("apt.cause", dep=dep),
                    _say("apt.fix", dep=dep), ["apt-cache policy " + dep, "cat /etc/os-release"], seen, facts, 28,
                    package="apt")
+
+
+# --- a paste that stops inside torch's CUDA initialisation ---------------------------------------------------------
+
+def lazy(seen: Seen, facts: LogFacts) -> Optional[Answer]:
+    if facts.root is not None:
+        return None  # the error line is there: the readers of that error answer
+    paths = list(facts.paths) + [seen.text]
+    if any("python_embeded" in p for p in paths):
+        python = r"python_embeded\python.exe -s"
+    elif on_windows(seen, facts, paths=True) and any(re.search(r"[\\/]venv[\\/]", p) for p in paths):
+        python = r"venv\Scripts\python.exe"
+    else:
+        python = "python"
+    spec = "torch torchvision torchaudio"
+    commands = [f'{python} -c "import torch; print(torch.__version__, torch.version.cuda)"',
+                f"{python} -m pip install --force-reinstall {spec} --index-url https://download.pytorch.org/whl/cu128",
+                "nvidia-smi"]
+    return _answer("unsupported-op", "cuda", "high", _say("lazy.title"), _say("lazy.cause"),
+                   _say("lazy.fix", python=python), commands, seen, facts,
+                   80 if "_lazy_init" in seen.text else 81, package="torch")  # any other reading first; torch's frame

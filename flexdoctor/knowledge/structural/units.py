@@ -1488,6 +1488,8 @@ UNITS = (
     # has no attribute 'get_max_length'" (j2_tables.toml [[cache]]).
     ("j2-cache", "shape", (
         r"'(?P<cls>[A-Z]\w{0,30}Cache)' object has no attribute '(?P<name>\w{1,80})'",
+        # a paste that stops at the calling frame's source line (printed only when the exception passed through it)
+        r"(?P<sure>past_key_values)\.(?P<name>get_max_length|seen_tokens|get_usable_length|to_legacy_cache)\b",
     )),
     # apt's resolver report (apt-pkg/algorithms.cc / apt-private/private-output.cc ShowBroken: "The following packages
     # have unmet dependencies:", then " pkg : Depends: dep (>= v) but it is not installable" / "... but 2.31-13+deb11u7
@@ -1499,6 +1501,16 @@ UNITS = (
         r"(?P<sure>Depends:) (?P<dep>[a-z0-9][\w.+-]{0,80})(?: \((?P<op>[<>=]{1,2}) (?P<want>[\w.:~+-]{1,40})\))? "
         r"but (?:(?P<have>[\w.:~+-]{1,60}) is to be installed|it is (?P<none>not installable))",
         r"(?P<sure>E: Unmet dependencies)\. Try '(?P<fixcmd>apt-get -f install|apt --fix-broken install)' with no packages",
+    )),
+    # A paste that stops inside torch's CUDA initialisation, before the error line (h5-raised reads the one that stops at
+    # the raising line): the frames torch/cuda/__init__.py "in _lazy_init" (every torch 1.x-2.x: current_device(),
+    # .cuda(), torch.device('cuda') first call it), and ComfyUI's start-up device lookup (comfy/model_management.py:
+    # "total_vram = get_total_memory(get_torch_device()) / (1024 * 1024)" at import, get_torch_device ->
+    # torch.cuda.current_device()), which a traceback prints only when the exception passed through them ("sure"; the
+    # reader answers only when no exception line follows).
+    ("j2-lazy", "shape", (
+        r"torch[\\/]cuda[\\/]__init__\.py\", line \d{1,6}, in (?P<sure>_lazy_init)",
+        r"(?P<sure>total_vram = get_total_memory\(get_torch_device\(\)\))",
     )),
 )
 
