@@ -237,3 +237,46 @@ def test_lazy_init_frame_with_its_error_line_leaves_it_to_that_errors_reader():
     top, _fix = first(log)
     assert "the paste stops inside" not in getattr(top, "title", "") and "the paste stops inside" not in \
         getattr(getattr(top, "entry", None), "title", ""), ident(top)
+
+
+# --- GPU out of memory: ComfyUI's message-only report; while loading the weights --------------------------------------
+
+_OOM = ("torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 64.00 MiB. GPU 0 has a total capacity of 7.63 GiB "
+        "of which 21.06 MiB is free. Process 4242 has 7.60 GiB memory in use.\n")
+
+
+def test_oom_while_moving_weights_to_the_gpu_leads_with_quantized_loading():
+    log = ("Traceback (most recent call last):\n"
+           '  File "/home/ana/chat.py", line 9, in <module>\n    model = model.to("cuda")\n'
+           '  File "/home/ana/.venv/lib/python3.11/site-packages/torch/nn/modules/module.py", line 1340, in to\n'
+           "    return self._apply(convert)\n"
+           '  File "/home/ana/.venv/lib/python3.11/site-packages/torch/nn/modules/module.py", line 927, in _apply\n'
+           "    param_applied = fn(param)\n" + _OOM)
+    top, fix = first(log)
+    assert ident(top) == "out-of-memory:cuda"
+    assert fix.startswith("It ran out while the model's weights") and "load_in_4bit" in fix and "GGUF" in fix, fix
+
+
+def test_oom_during_compute_keeps_the_generic_reading():
+    log = ("Traceback (most recent call last):\n"
+           '  File "/home/ana/.venv/lib/python3.11/site-packages/torch/nn/modules/module.py", line 1736, in _call_impl\n'
+           "    return forward_call(*args, **kwargs)\n"
+           '  File "/home/ana/.venv/lib/python3.11/site-packages/torch/nn/modules/linear.py", line 125, in forward\n'
+           "    return F.linear(input, self.weight, self.bias)\n" + _OOM)
+    top, fix = first(log)
+    assert ident(top) == "out-of-memory:cuda" and "weights were being put" not in fix, fix
+
+
+def test_comfy_message_only_oom_report_gets_comfys_knobs():
+    log = ("2025-03-02 10:11:12,345 - root - ERROR - !!! Exception during processing !!! Allocation on device \n"
+           "2025-03-02 10:11:12,346 - root - ERROR - Traceback (most recent call last):\n"
+           '  File "/srv/ComfyUI/execution.py", line 327, in execute\n'
+           "    output_data, output_ui, has_subgraph = get_output_data(obj, input_data_all)\n")
+    top, fix = first(log)
+    assert ident(top) == "out-of-memory:cuda" and "--lowvram" in fix, fix
+
+
+def test_comfy_model_loading_notices_stay_silent():
+    healthy("Requested to load FluxClipModel_\nloaded completely 9.5 GB 4777.53 MB True\n"
+            "Requested to load Flux\nloaded partially 5632.0 5631.99 0\n100%|##########| 20/20 [00:41<00:00,  2.07s/it]\n"
+            "Prompt executed in 52.31 seconds\n")

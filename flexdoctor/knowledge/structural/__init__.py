@@ -122,7 +122,8 @@ _READERS = {"so-missing": libs.answer, "symbol": readers.symbol, "module": reade
             "i3-serve": i3.serve,
             "i4-nohip": i4.no_hip,
             "j2-uninst": j2.uninstall, "j2-clone": j2.clone, "j2-cache": j2.cache,
-            "j2-apt": j2.apt, "j2-lazy": j2.lazy}
+            "j2-apt": j2.apt, "j2-lazy": j2.lazy,
+            "j2-comfyoom": j2.comfy_oom}
 
 
 _WARNING = re.compile(r"[Ww]arning|WARNING|\bwarn\b|\bW\d{4} |Error caught was|not available|will not be enabled"

@@ -14,6 +14,7 @@
 from __future__ import annotations
 
 import re
+from dataclasses import replace
 from typing import Optional
 
 from .collect import Seen
@@ -172,3 +173,27 @@ def lazy(seen: Seen, facts: LogFacts) -> Optional[Answer]:
     return _answer("unsupported-op", "cuda", "high", _say("lazy.title"), _say("lazy.cause"),
                    _say("lazy.fix", python=python), commands, seen, facts,
                    80 if "_lazy_init" in seen.text else 81, package="torch")  # any other reading first; torch's frame
+
+
+# --- GPU out of memory: ComfyUI's message-only report; while loading the weights --------------------------------------
+
+def comfy_oom(seen: Seen, facts: LogFacts) -> Optional[Answer]:
+    from . import h3  # h3's ComfyUI row (--lowvram / --novram / --reserve-vram, fp8 / GGUF weights)
+
+    return h3.oom(replace(seen, groups={"report": "OutOfMemoryError"}), facts)
+
+
+# The frame an out of memory stops in when the weights are being put on the GPU, not computed with: torch's
+# Module._apply (.to() / .cuda() / .half()) and _load_from_state_dict in torch/nn/modules/module.py as the LAST frame
+# (a compute OOM ends deeper, in the layer's forward: linear.py, functional.py ...), transformers' modeling_utils.py
+# (from_pretrained's _load_state_dict_into_meta_model), accelerate's set_module_tensor_to_device (utils/modeling.py).
+_LOADING = re.compile(r"torch[\\/]nn[\\/]modules[\\/]module\.py$|transformers[\\/]modeling_utils\.py$|"
+                      r"accelerate[\\/]utils[\\/]modeling\.py$")
+
+
+def oom_loading(facts: LogFacts) -> str:
+    """A lead for errors.oom's CUDA reading when the out of memory came while loading the model onto the GPU; ''
+    otherwise."""
+    if not facts.paths or not _LOADING.search(facts.paths[-1]):
+        return ""
+    return _say("oom.loading") + " "

@@ -1512,6 +1512,12 @@ UNITS = (
         r"torch[\\/]cuda[\\/]__init__\.py\", line \d{1,6}, in (?P<sure>_lazy_init)",
         r"(?P<sure>total_vram = get_total_memory\(get_torch_device\(\)\))",
     )),
+    # ComfyUI's node report of a GPU out of memory in the message-only form (execution.py: logging.error(f"!!! Exception
+    # during processing !!! {ex}") with torch's OutOfMemoryError text, c10/cuda/CUDACachingAllocator.cpp "Allocation on
+    # device ..."): answered as h3's ComfyUI out-of-memory reading.
+    ("j2-comfyoom", "shape", (
+        r"!!! Exception during processing !!! (?P<sure>Allocation on device)",
+    )),
 )
 
 LAYER_IDS = {uid: n for n, (uid, _layer, _pats) in enumerate(UNITS)}
