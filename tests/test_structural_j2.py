@@ -280,3 +280,24 @@ def test_comfy_model_loading_notices_stay_silent():
     healthy("Requested to load FluxClipModel_\nloaded completely 9.5 GB 4777.53 MB True\n"
             "Requested to load Flux\nloaded partially 5632.0 5631.99 0\n100%|##########| 20/20 [00:41<00:00,  2.07s/it]\n"
             "Prompt executed in 52.31 seconds\n")
+
+
+# --- a driver for an old CUDA: the last torch wheel built for it ----------------------------------------------------
+
+def _too_old(found: str) -> str:
+    return ("Traceback (most recent call last):\n"
+            '  File "/home/ana/run.py", line 3, in <module>\n    torch.zeros(1).cuda()\n'
+            f"RuntimeError: The NVIDIA driver on your system is too old (found version {found}). Please update your "
+            "GPU driver by downloading and installing a new version from the URL: "
+            "http://www.nvidia.com/Download/index.aspx Alternatively, go to: https://pytorch.org to install a PyTorch "
+            "version that has been compiled with your version of the CUDA driver.\n")
+
+
+def test_driver_for_cuda_10_2_names_the_last_cu102_wheel():
+    _top, fix = first(_too_old("10020"))
+    assert "torch==1.12.1+cu102 torchvision==0.13.1+cu102" in fix and "preinstalled torch" in fix, fix
+
+
+def test_driver_for_a_cuda_without_a_known_last_wheel_keeps_update_the_driver():
+    _top, fix = first(_too_old("9000"))
+    assert "+cu90" not in fix and "update the driver" in fix, fix

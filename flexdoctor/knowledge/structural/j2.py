@@ -197,3 +197,15 @@ def oom_loading(facts: LogFacts) -> str:
     if not facts.paths or not _LOADING.search(facts.paths[-1]):
         return ""
     return _say("oom.loading") + " "
+
+
+# --- a driver for an old CUDA: the last torch wheel built for it ----------------------------------------------------
+
+def last_wheel(cuda: str) -> str:
+    """Words naming the last torch wheel for a driver's old CUDA (j2_tables.toml [lastwheel]), '' when none is known;
+    for explain's driver entry, where no current wheel runs (tune-j2)."""
+    row = _table()["lastwheel"].get(cuda)
+    if not isinstance(row, dict):
+        return ""
+    return _say("driver.last_wheel", cuda=cuda, torch=row["torch"], vision=row["vision"], tag=row["tag"],
+                      pythons=row["pythons"])
