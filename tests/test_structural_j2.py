@@ -301,3 +301,11 @@ def test_driver_for_cuda_10_2_names_the_last_cu102_wheel():
 def test_driver_for_a_cuda_without_a_known_last_wheel_keeps_update_the_driver():
     _top, fix = first(_too_old("9000"))
     assert "+cu90" not in fix and "update the driver" in fix, fix
+
+
+# --- the driver not loaded after an automatic update (entry FDE102's fix, tune-j2 sentence) ------------------------
+
+def test_driver_not_loaded_names_unattended_upgrades_and_the_hold():
+    _top, fix = first("$ nvidia-smi\nNVIDIA-SMI has failed because it couldn't communicate with the NVIDIA driver. "
+                      "Make sure that the latest NVIDIA driver is installed and running.\n")
+    assert "unattended-upgrades" in fix and "apt-mark hold" in fix and "Package-Blacklist" in fix, fix
