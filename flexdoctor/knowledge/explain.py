@@ -869,7 +869,8 @@ def _line_context(entry_id: str, text: str) -> dict:
     tag = re.fullmatch(r"cu(\d+)(\d)", ctx.get("cuda_tag", ""))
     driver = ctx.get("driver_cuda")
     if tag and driver and int(tag.group(1)) > int(driver.split(".")[0]):  # minor-version compatibility
-        return {"driver_cuda": driver, "cuda_tag": t("structural.driver.no_wheel", cuda=driver), _NO_WHEEL: "1"}
+        return {"driver_cuda": driver, _NO_WHEEL: "1",  # tune-j2: and the last wheel built for that CUDA, if any
+                "cuda_tag": structural.j2.last_wheel(driver) or t("structural.driver.no_wheel", cuda=driver)}
     return ctx
 
 

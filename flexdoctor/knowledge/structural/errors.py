@@ -284,9 +284,13 @@ def oom(seen: Seen, facts: LogFacts) -> Optional[Answer]:
     dev = {"hip": "cuda"}.get(dev, dev)
     commands = [env("PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True", facts)] if dev == "cuda" and (
         facts.platform != "windows") else []
+    from .j2 import oom_loading  # tune-j2: the weights did not fit while loading (quantize / offload first)
+
+    lead = oom_loading(facts) if dev == "cuda" else ""
     return _answer("out-of-memory", dev, "medium", t("structural.title.oom", dev=dev),
                    t(f"structural.oom.{dev if dev in ('cuda', 'cpu', 'mps') else 'cuda'}.cause"),
-                   t(f"structural.oom.{dev if dev in ('cuda', 'cpu', 'mps') else 'cuda'}.fix"), commands, seen, facts, 48)
+                   lead + t(f"structural.oom.{dev if dev in ('cuda', 'cpu', 'mps') else 'cuda'}.fix"), commands, seen,
+                   facts, 48)
 
 
 def unsupported(seen: Seen, facts: LogFacts) -> Optional[Answer]:

@@ -1521,6 +1521,60 @@ UNITS = (
     ("j1-vllm-oom", "shape", (
         r"(?P<sure>CUDA out of memory occurred when warming up) (?:the )?\w{1,20}",
     )),
+    # --- tune-j2
+    # pip cannot remove the installed copy of a distribution it is upgrading because nothing recorded its files: a
+    # distutils/setup.py install (src/pip/_internal/req/req_uninstall.py UninstallPathSet.from_dist: "Cannot uninstall
+    # {!r}. It is a distutils installed project and thus we cannot accurately determine which files belong to it which
+    # would lead to only a partial uninstall."; pip >= 23.1 exceptions.py LegacyDistutilsInstall, "Cannot uninstall X
+    # 0.2") or an OS package (exceptions.py UninstallMissingRecord, reference "uninstall-no-record-file": "Cannot
+    # uninstall prettytable 3.12.0" / "hint: The package was installed by debian."). pip's error lines only ("sure").
+    ("j2-uninst", "shape", (
+        r"(?P<sure>Cannot uninstall) '(?P<dist>[A-Za-z0-9][\w.-]{0,100})'\. It is a distutils installed",
+        r"(?P<sure>Cannot uninstall) (?P<dist>[A-Za-z0-9][\w.-]{0,100}) (?P<ver>\d[\w.+!-]{0,40})\s{0,4}$",
+    )),
+    # A launcher's git clone/fetch of a repository it needs failed (AUTOMATIC1111 stable-diffusion-webui
+    # modules/launch_utils.py git_clone: run(... f"Couldn't clone {name}") / f"Couldn't fetch {name}", raised as
+    # RuntimeError; forks: Forge, amdgpu/ZLUDA, OpenVINO, Colab notebooks), and git's own "fatal: repository 'URL' not
+    # found" (a repository removed, renamed or made private; j2_tables.toml [[gone]] has the known removals).
+    ("j2-clone", "shape", (
+        r"(?P<sure>Couldn't (?P<op>clone|fetch)) (?P<name>[A-Z][\w -]{0,40})\.",
+        r"(?P<sure>fatal: repository) '(?P<url>https?://[^'\s]{1,300})' not found",
+    )),
+    # A transformers Cache class missing a member that newer releases removed, called by model code written for an
+    # older release (Hub remote code under transformers_modules, a ComfyUI node): "AttributeError: 'DynamicCache' object
+    # has no attribute 'get_max_length'" (j2_tables.toml [[cache]]).
+    ("j2-cache", "shape", (
+        r"'(?P<cls>[A-Z]\w{0,30}Cache)' object has no attribute '(?P<name>\w{1,80})'",
+        # a paste that stops at the calling frame's source line (printed only when the exception passed through it)
+        r"(?P<sure>past_key_values)\.(?P<name>get_max_length|seen_tokens|get_usable_length|to_legacy_cache)\b",
+    )),
+    # apt's resolver report (apt-pkg/algorithms.cc / apt-private/private-output.cc ShowBroken: "The following packages
+    # have unmet dependencies:", then " pkg : Depends: dep (>= v) but it is not installable" / "... but 2.31-13+deb11u7
+    # is to be installed"; continuation lines omit "pkg :") for NVIDIA driver / CUDA packages from a repository that
+    # does not fit the system, and apt-get's own "E: Unmet dependencies. Try 'apt-get -f install' with no packages (or
+    # specify a solution)." after an interrupted install. Printed only when apt gives up ("sure"). "but it is not going
+    # to be installed" is a consequence of another line, not read.
+    ("j2-apt", "shape", (
+        r"(?P<sure>Depends:) (?P<dep>[a-z0-9][\w.+-]{0,80})(?: \((?P<op>[<>=]{1,2}) (?P<want>[\w.:~+-]{1,40})\))? "
+        r"but (?:(?P<have>[\w.:~+-]{1,60}) is to be installed|it is (?P<none>not installable))",
+        r"(?P<sure>E: Unmet dependencies)\. Try '(?P<fixcmd>apt-get -f install|apt --fix-broken install)' with no packages",
+    )),
+    # A paste that stops inside torch's CUDA initialisation, before the error line (h5-raised reads the one that stops at
+    # the raising line): the frames torch/cuda/__init__.py "in _lazy_init" (every torch 1.x-2.x: current_device(),
+    # .cuda(), torch.device('cuda') first call it), and ComfyUI's start-up device lookup (comfy/model_management.py:
+    # "total_vram = get_total_memory(get_torch_device()) / (1024 * 1024)" at import, get_torch_device ->
+    # torch.cuda.current_device()), which a traceback prints only when the exception passed through them ("sure"; the
+    # reader answers only when no exception line follows).
+    ("j2-lazy", "shape", (
+        r"torch[\\/]cuda[\\/]__init__\.py\", line \d{1,6}, in (?P<sure>_lazy_init)",
+        r"(?P<sure>total_vram = get_total_memory\(get_torch_device\(\)\))",
+    )),
+    # ComfyUI's node report of a GPU out of memory in the message-only form (execution.py: logging.error(f"!!! Exception
+    # during processing !!! {ex}") with torch's OutOfMemoryError text, c10/cuda/CUDACachingAllocator.cpp "Allocation on
+    # device ..."): answered as h3's ComfyUI out-of-memory reading.
+    ("j2-comfyoom", "shape", (
+        r"!!! Exception during processing !!! (?P<sure>Allocation on device)",
+    )),
 )
 
 LAYER_IDS = {uid: n for n, (uid, _layer, _pats) in enumerate(UNITS)}
