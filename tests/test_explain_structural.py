@@ -268,6 +268,29 @@ def test_a_notice_above_a_traceback_of_another_error_hides_nothing():
     assert kbx.scan(io.BytesIO(log.encode())).found
 
 
+_CUT = ('Traceback (most recent call last):\n  File "/home/u/proj/train.py", line 12, in <module>\n    model = load()\n'
+        '  File "/home/u/.venv/lib/python3.10/site-packages/frob/models.py", line 88, in load\n'
+        '    return Frob.from_file(path)\n')
+
+
+def test_a_paste_that_stops_inside_a_traceback_says_its_error_line_is_missing():
+    top = first(_CUT)
+    assert top.kind == "unknown" and top.subject == "truncated traceback" and top.package == "frob"
+    assert "frob/models.py" in top.cause and "tee" in top.fix.summary
+    assert not kbx.scan(io.BytesIO(_CUT.encode())).found  # a note to the user, not a known problem
+
+
+@pytest.mark.parametrize("log", [
+    _CUT + "RuntimeError: frob file is corrupt\n",  # the error line is there: it is the root error
+    _CUT + "step 1 loss 0.5\n" * 5,  # the run went on after the frames: no paste cut there
+    "A matching Triton is not available, some optimizations will not be enabled\nTraceback (most recent call last):\n"
+    '  File "C:\\v\\site-packages\\xformers\\__init__.py", line 57, in _is_triton_available\n    import triton\n'
+    "ModuleNotFoundError: No module named 'triton'\n",  # a notice's logged traceback, whole
+])
+def test_a_whole_traceback_or_one_the_run_outlived_is_not_cut(log):
+    assert all(a.subject != "truncated traceback" for a in kbx.scan(io.BytesIO(log.encode())).answers)
+
+
 def test_unknown_still_gives_root_error_package_and_what_to_attach():
     log = ("Traceback (most recent call last):\n"
            "  File \"/home/u/.venv/lib/python3.11/site-packages/peft/tuners/lora.py\", line 5, in f\n"

@@ -58,7 +58,7 @@ from . import i1  # tune-i1
 from . import i5  # tune-i5
 from . import j1  # tune-j1
 from . import j2  # tune-j2
-from .collect import Collector, has_progress, last_progress_in
+from .collect import Collector, has_progress, last_progress_in, package_of
 from .context import LogFacts, facts
 from .model import CONFIDENCE, KINDS, Answer
 from .units import units
@@ -221,6 +221,30 @@ def unknown(log: LogFacts, hint: Optional[str] = None) -> Answer:
                   package=log.package, facts=log.to_dict())
 
 
+_CUT_TAIL = 3  # lines a paste may run on after its last frame and still end inside the traceback
+
+
+def truncated(c: Collector, log: LogFacts) -> Optional[Answer]:
+    """A paste that ends inside a traceback: frames after its last "Traceback" line, no exception or error
+    line after them, and nothing but the frames' own source lines at the end. The error line, the one that
+    names the failure, was not pasted: say so, and where the traceback stopped (log text, shown as data)."""
+    if not c.tracebacks or not c.frames:
+        return None
+    tb = c.tracebacks[-1]
+    if tb in c.logged:
+        return None  # an optional import's notice logged it, with its error line (Collector.logged_errors)
+    frames = [(line, path) for line, path in c.frames if line > tb]
+    if not frames or c.total - frames[-1][0] > _CUT_TAIL or any(line > tb for line, _t in c.errors):
+        return None
+    line, path = frames[-1]
+    pkg = package_of(path)
+    where = path if len(path) <= 160 else "…" + path[-159:]
+    return Answer("unknown", "truncated traceback", "low", t("structural.cut.title"),
+                  t("structural.cut.cause", frame=where, package=pkg or t("structural.word.unknown_package")),
+                  Fix(t("structural.cut.fix"), ("flexdoctor facts",)), line, where, rank=95, package=pkg,
+                  facts=log.to_dict())
+
+
 # Readings of a wrapper error (an error raised inside Inductor, b3.inductor_internal: rank 70) say
 # little beside an entry or a specific reading of the same log, so they are shown only alone.
 LAST_RESORT = 70
@@ -239,7 +263,10 @@ def interpret(c: Collector, taken: Iterable[int], known: bool) -> tuple[tuple[An
         log = whole if out else log
     if known or any(a.rank < LAST_RESORT for a in out):  # a wrapper's reading only where nothing says more
         out = [a for a in out if a.rank < LAST_RESORT]
-    if not out and not known and log.root is not None:
+    if not out and not known and log.root is None:
+        cut = truncated(c, log)  # a paste that stops before its error line
+        out = [cut] if cut is not None else []
+    elif not out and not known and log.root is not None:
         # tune-i1: the root error may be one of PyTorch's own checks of the user's code or data (i1_tables.toml)
         out = [i1.root(log) or unknown(log, remedy.stated(c, log))]
     elif out and not known:
