@@ -112,6 +112,9 @@ class Result:
                 return 1  # tune-e3: "ninja failed" yields to the compiler's own error read above it
             if late and p.entry.id in _PLATFORM_GENERIC and any(a.subject == "jetson" for a in self.answers):
                 return 1  # tune-e5: a CPU wheel / missing CUDA library on a Jetson: the JetPack reading answers
+            if late and p.entry.id == "FDE204" and any(a.kind == "unsupported-op" and a.subject == "cuda" and a.line < p.first_line
+                                                       for a in self.answers):
+                return 1  # tune-i7: the CPU torch's frames named the program's own Python: that reading answers
             return 0 if late else 2
 
         items = [(group(p), p.entry.rank, p.first_line, p) for p in self.problems]

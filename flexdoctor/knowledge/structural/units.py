@@ -1575,6 +1575,22 @@ UNITS = (
     ("j2-comfyoom", "shape", (
         r"!!! Exception during processing !!! (?P<sure>Allocation on device)",
     )),
+    # --- tune-i7
+    # torch/cuda/__init__.py _lazy_init: raise AssertionError("Torch not compiled with CUDA enabled") (torch 1.x-2.x), the
+    # error a CPU-only torch gives at the first CUDA call; i7.nocuda answers with the program's own interpreter read from
+    # the frames (python_embeded, venv, installer_files\env, a conda env). i7_tables: none (layouts in i7.py).
+    ("i7-nocuda", "shape", (
+        r"(?P<sure>Torch not compiled with CUDA enabled)",
+    )),
+    # A paste that stops inside CUDA's start-up before any error line: torch's _lazy_init/current_device frames, or the
+    # import-time device probe of ComfyUI (comfy/model_management.py get_torch_device) and Fooocus
+    # (ldm_patched/modules/model_management.py). i7.cut answers only when the paste holds no error line.
+    ("i7-cut", "shape", (
+        r"\\torch\\cuda\\__init__\.py\", line \d{1,5}, in (?P<sure>_lazy_init|current_device|_check_driver)\b",
+        r"/torch/cuda/__init__\.py\", line \d{1,5}, in (?P<sure>_lazy_init|current_device|_check_driver)\b",
+        r"\\model_management\.py\", line \d{1,5}, in (?P<sure>get_torch_device|<module>)",
+        r"/model_management\.py\", line \d{1,5}, in (?P<sure>get_torch_device|<module>)",
+    )),
 )
 
 LAYER_IDS = {uid: n for n, (uid, _layer, _pats) in enumerate(UNITS)}
