@@ -1,0 +1,102 @@
+"""The structural readers of tuner k1 (issue 22, round 13 train). Lines are written here in the shape the real code
+prints them (vLLM's vllm/entrypoints/openai/serving_chat.py, cli_args.py and chat_utils.py; transformers'
+tokenization_utils_base.py get_chat_template and processing_utils.py apply_chat_template; the openai client's
+BadRequestError), not copied from the corpus; each class has siblings and a healthy neighbour."""
+
+from __future__ import annotations
+
+from _explain_items import first_with_fix as first
+from _explain_items import frames, healthy, ident
+
+_OPENAI = "/srv/agent/.venv/lib/python3.11/site-packages/openai/_base_client.py"
+
+
+def _client(msg: str) -> str:
+    return frames(("/srv/agent/run.py", "reply = client.chat.completions.create(**req)"),
+                  (_OPENAI, "raise self._make_status_error_from_response(err.response) from None")) + msg + "\n"
+
+
+# --- tool calling on a server started without it --------------------------------------------------------------------
+
+_TOOL = ("openai.BadRequestError: Error code: 400 - {'object': 'error', 'message': '\"auto\" tool choice requires "
+         "--enable-auto-tool-choice and --tool-call-parser to be set', 'type': 'BadRequestError', 'param': None, "
+         "'code': 400}")
+
+
+def test_auto_tool_choice_refused_names_the_server_flags_and_parsers():
+    top, fix = first(_client(_TOOL))
+    assert ident(top) == "unsupported-op:tool-choice"
+    assert "--enable-auto-tool-choice --tool-call-parser" in fix and "hermes" in fix and "llama3_json" in fix, fix
+
+
+def test_auto_tool_choice_in_an_agent_log_line_without_traceback():
+    log = ("2025-06-02 09:14:07.311 | INFO     | agent.loop:step:88 - step 1/20\n"
+           "2025-06-02 09:14:07.402 | ERROR    | agent.llm:call:140 - API error: Error code: 400 - {'error': "
+           "{'message': '\"auto\" tool choice requires --enable-auto-tool-choice and --tool-call-parser to be set', "
+           "'type': 'invalid_request_error', 'param': None, 'code': '400'}}\n")
+    top, fix = first(log)
+    assert ident(top) == "unsupported-op:tool-choice" and "--enable-auto-tool-choice" in fix
+
+
+def test_serve_with_auto_tool_choice_but_no_parser():
+    log = frames(("/usr/local/bin/vllm", "sys.exit(main())"),
+                 ("/usr/local/lib/python3.12/dist-packages/vllm/entrypoints/openai/cli_args.py",
+                  'raise TypeError("Error: --enable-auto-tool-choice requires --tool-call-parser")'))
+    top, fix = first(log + "TypeError: Error: --enable-auto-tool-choice requires --tool-call-parser\n")
+    assert ident(top) == "unsupported-op:tool-choice" and "--tool-call-parser NAME" in fix, fix
+
+
+def test_tool_calling_enabled_at_start_is_healthy():
+    healthy("INFO 06-02 09:10:01 [api_server.py:1043] vLLM API server version 0.8.5\n"
+            "INFO 06-02 09:10:01 [serving_chat.py:81] \"auto\" tool choice has been enabled please note that while "
+            "the parallel_tool_calls client option is preset for compatibility reasons, it will be ignored.\n"
+            "INFO 06-02 09:10:02 [launcher.py:28] Available routes are:\n"
+            "INFO:     127.0.0.1:51234 - \"POST /v1/chat/completions HTTP/1.1\" 200 OK\n")
+
+
+# --- no chat template ----------------------------------------------------------------------------------------------------
+
+def test_vllm_without_chat_template_says_instruct_or_chat_template_flag():
+    msg = ("ValueError: As of transformers v4.44, default chat template is no longer allowed, so you must provide a "
+           "chat template if the tokenizer does not define one.")
+    log = frames(("/opt/venv/lib/python3.10/site-packages/vllm/entrypoints/openai/serving_chat.py",
+                  ") = await self._preprocess_chat("),
+                 ("/opt/venv/lib/python3.10/site-packages/vllm/entrypoints/chat_utils.py", "raise ValueError("))
+    top, fix = first(log + msg + "\n")
+    assert ident(top) == "unsupported-op:chat-template"
+    assert "--chat-template" in fix and "Instruct" in fix and "/v1/completions" in fix, fix
+
+
+def test_vllm_chat_template_as_a_client_400():
+    msg = ("openai.BadRequestError: Error code: 400 - {'object': 'error', 'message': 'As of transformers v4.44, "
+           "default chat template is no longer allowed, so you must provide a chat template if the tokenizer does not "
+           "define one. None', 'type': 'BadRequestError', 'param': None, 'code': 400}")
+    top, fix = first(_client(msg))
+    assert ident(top) == "unsupported-op:chat-template" and "--chat-template" in fix
+
+
+def test_transformers_tokenizer_without_chat_template():
+    msg = ("ValueError: Cannot use chat template functions because tokenizer.chat_template is not set and no template "
+           "argument was passed! For information about writing templates and setting the tokenizer.chat_template "
+           "attribute, please see the documentation at https://huggingface.co/docs/transformers/main/en/chat_templating")
+    log = frames(("/work/sft/data.py", "text = tok.apply_chat_template(msgs, tokenize=False)"),
+                 ("/work/.venv/lib/python3.11/site-packages/transformers/tokenization_utils_base.py",
+                  "chat_template = self.get_chat_template(chat_template, tools)"))
+    top, fix = first(log + msg + "\n")
+    assert ident(top) == "unsupported-op:chat-template"
+    assert "tokenizer.chat_template =" in fix and "Instruct" in fix, fix
+
+
+def test_processor_without_chat_template():
+    msg = "ValueError: Cannot use apply_chat_template because this processor does not have a chat template."
+    log = frames(("/work/vlm/eval.py", "prompt = processor.apply_chat_template(conv, add_generation_prompt=True)"),
+                 ("/work/.venv/lib/python3.11/site-packages/transformers/processing_utils.py", "raise ValueError("))
+    top, fix = first(log + msg + "\n")
+    assert ident(top) == "unsupported-op:chat-template" and "processor.chat_template" in fix, fix
+
+
+def test_chat_template_notices_are_healthy():
+    healthy("INFO 06-02 09:12:44 [chat_utils.py:396] Detected the chat template content format to be 'string'. You "
+            "can set `--chat-template-content-format` to override this.\n"
+            "INFO 06-02 09:12:44 [serving_chat.py:118] Using supplied chat template: None\n"
+            "INFO:     127.0.0.1:40112 - \"POST /v1/chat/completions HTTP/1.1\" 200 OK\n")
