@@ -100,3 +100,42 @@ def test_chat_template_notices_are_healthy():
             "can set `--chat-template-content-format` to override this.\n"
             "INFO 06-02 09:12:44 [serving_chat.py:118] Using supplied chat template: None\n"
             "INFO:     127.0.0.1:40112 - \"POST /v1/chat/completions HTTP/1.1\" 200 OK\n")
+
+
+# --- a checkpoint's head for another number of classes (g2.state's head reading, enriched) ----------------------------
+
+def _sd(model: str, key: str, ckpt: str, cur: str, prefix: str = "") -> str:
+    bias_c, bias_m = ckpt.split(",")[0], cur.split(",")[0]
+    bias = key.rsplit(".", 1)[0] + ".bias"
+    return (frames(("/home/lee/seg/test.py", "net.load_state_dict(torch.load(opt.weights))"),
+                   ("/home/lee/.venv/lib/python3.9/site-packages/torch/nn/modules/module.py",
+                    "raise RuntimeError('Error(s) in loading state_dict for {}:\\n\\t{}'.format("))
+            + f"{prefix}RuntimeError: Error(s) in loading state_dict for {model}:\n"
+            f"{prefix}\tsize mismatch for {key}: copying a param with shape torch.Size([{ckpt}]) from checkpoint, the "
+            f"shape in current model is torch.Size([{cur}]).\n"
+            f"{prefix}\tsize mismatch for {bias}: copying a param with shape torch.Size([{bias_c}]) from checkpoint, "
+            f"the shape in current model is torch.Size([{bias_m}]).\n")
+
+
+def test_classifier_head_for_imagenet_says_num_classes_and_replace_the_layer():
+    top, fix = first(_sd("ResNet", "fc.weight", "1000, 2048", "10, 2048"))
+    assert ident(top) == "unsupported-op:state_dict"
+    assert "num_classes=1000" in fix and "your 10 classes" in fix and "nn.Linear(" in fix and ", 10)" in fix, fix
+    assert "model_path" in fix and "strict=False" in fix, fix
+
+
+def test_detection_class_head_sibling():
+    top, fix = first(_sd("YOLOX", "head.cls_preds.0.weight", "80, 256, 1, 1", "3, 256, 1, 1"))
+    assert ident(top) == "unsupported-op:state_dict" and "num_classes=80" in fix, fix
+
+
+def test_segmentation_and_torchvision_heads_are_heads():
+    for key in ("clf_conv.weight", "roi_heads.box_predictor.cls_score.weight", "last_linear.weight"):
+        top, fix = first(_sd("Net", key, "40, 256", "2, 256"))
+        assert "num_classes=40" in fix, (key, fix)
+
+
+def test_head_mismatch_quoted_in_an_issue_still_reads_the_class_counts():
+    text = _sd("ft_net", "classifier.classifier.0.weight", "702, 512", "751, 512", prefix="> ")
+    top, fix = first(text.split("Traceback", 1)[0] + text[text.index("> RuntimeError"):])
+    assert ident(top) == "unsupported-op:state_dict" and "num_classes=702" in fix, fix
