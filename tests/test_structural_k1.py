@@ -139,3 +139,31 @@ def test_head_mismatch_quoted_in_an_issue_still_reads_the_class_counts():
     text = _sd("ft_net", "classifier.classifier.0.weight", "702, 512", "751, 512", prefix="> ")
     top, fix = first(text.split("Traceback", 1)[0] + text[text.index("> RuntimeError"):])
     assert ident(top) == "unsupported-op:state_dict" and "num_classes=702" in fix, fix
+
+
+# --- a serving engine's out of memory read from the engine's own process tag on the line (h3.oom rows, enriched) ---
+
+_OOM = ("torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 1.20 GiB. GPU 2 has a total capacity of 39.39 "
+        "GiB of which 610.00 MiB is free. Including non-PyTorch memory, this process has 38.78 GiB memory in use.")
+
+
+def test_vllm_worker_oom_without_frames_gets_vllm_flags():
+    for tag in ("(VllmWorker rank=2 pid=41177) ERROR 03-11 08:02:13 [multiproc_executor.py:470] ",
+                "(EngineCore_0 pid=9120) ERROR 03-11 08:02:13 [core.py:700] "):
+        top, fix = first(tag + _OOM + "\nERROR 03-11 08:02:14 [core.py:515] EngineCore failed to start.\n")
+        assert ident(top) == "out-of-memory:cuda"
+        assert "--gpu-memory-utilization" in fix and "--max-model-len" in fix, (tag, fix)
+
+
+def test_tgi_shard_oom_gets_tgi_launcher_flags():
+    line = ("2024-05-02T10:11:12.131415Z ERROR batch{batch_size=4}:prefill:prefill{id=3 size=4}: text_generation_client: "
+            "router/client/src/lib.rs:33: Server error: CUDA out of memory. Tried to allocate 512.00 MiB. GPU 0 has a "
+            "total capacty of 23.65 GiB of which 301.06 MiB is free.\n")
+    top, fix = first(line)
+    assert ident(top) == "out-of-memory:cuda"
+    assert "--max-batch-prefill-tokens" in fix and "--max-total-tokens" in fix and "--cuda-memory-fraction" in fix, fix
+
+
+def test_a_plain_training_oom_keeps_the_generic_advice():
+    top, fix = first(frames(("/home/ana/train.py", "loss = model(x).sum()")) + _OOM + "\n")
+    assert ident(top) == "out-of-memory:cuda" and "--max-batch-prefill-tokens" not in fix and "--max-model-len" not in fix
