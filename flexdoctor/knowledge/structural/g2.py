@@ -54,8 +54,8 @@ def _prefix(keys: list) -> Optional[dict]:
 
 def state(seen: Seen, facts: LogFacts) -> Optional[Answer]:
     g = seen.groups
-    if g.get("sure") and not _raised(seen, facts, "state_dict"):
-        return None
+    if g.get("sure") and not _raised(seen, facts, "state_dict") and not (g.get("ckpt") and facts.root is None):
+        return None  # tune-k1: a size-mismatch line is load_state_dict's own; quoted ("> ") it has no root line
     if g.get("ckpt"):
         return _size(seen, facts)
     side = g.get("side")
@@ -85,6 +85,14 @@ def _dims(text: str) -> tuple:
     return tuple(int(x) for x in re.findall(r"\d{1,9}", text))
 
 
+def _swap(key: str, ckpt: tuple, m: int) -> str:
+    """tune-k1: the line that replaces a Linear head (``fc.weight`` [n, k] -> ``model.fc = nn.Linear(...)``)."""
+    layer = key.removesuffix(".weight").removeprefix("module.")
+    if len(ckpt) == 2 and re.fullmatch(r"[A-Za-z_]\w{0,40}(?:\.[A-Za-z_]\w{0,40}){0,4}", layer):
+        return f"model.{layer} = nn.Linear(model.{layer}.in_features, {m})"
+    return f"model.fc = nn.Linear(model.fc.in_features, {m})"
+
+
 def _size(seen: Seen, facts: LogFacts) -> Answer:
     g, size = seen.groups, _table("size")
     before = seen.text[: seen.start]
@@ -104,6 +112,7 @@ def _size(seen: Seen, facts: LogFacts) -> Answer:
         case, extra = "vocab", {"n": ckpt[0], "m": cur[0]}
     elif any(h in parts for h in size["head"]) and ckpt and cur and ckpt[0] != cur[0]:
         case, extra = ("head_hf" if hf else "head"), {"n": ckpt[0], "m": cur[0]}
+        extra["swap"] = _swap(key, ckpt, cur[0])  # tune-k1
     shown = key if re.fullmatch(r"[\w.]{1,200}", key) else "?"
     return _answer("unsupported-op", "state_dict", "high" if case != "config" else "medium",
                    t("structural.g2.size.title", key=shown), t(f"structural.g2.size.cause_{case}", **extra),

@@ -113,6 +113,8 @@ def oom_stack(seen: Seen, facts: LogFacts) -> Optional[dict]:
     for paths, row in _oom_stacks():
         if (row["name"] == "comfy" and seen.groups.get("report")) or any(paths.search(p) for p in facts.paths):
             return row
+        if "tags" in row and re.search(row["tags"], seen.text[: seen.start]):
+            return row  # tune-k1: a serving engine's process prefix before the OOM message (no frames pasted)
     return None
 
 
@@ -123,7 +125,7 @@ def oom(seen: Seen, facts: LogFacts) -> Optional[Answer]:
     cause = _say(row["cause"]) if "cause" in row else t("structural.oom.cuda.cause")
     commands = list(row.get("commands", ()))
     return _answer("out-of-memory", "cuda", "medium", t("structural.title.oom", dev="cuda"), cause,
-                   _say(f"oom.fix_{row['name']}"), commands, seen, facts, 46)
+                   t(row["fix"]) if "fix" in row else _say(f"oom.fix_{row['name']}"), commands, seen, facts, 46)
 
 
 # --- a library that needs a GPU torch does not see -------------------------------------------------------------------

@@ -1591,6 +1591,23 @@ UNITS = (
         r"\\model_management\.py\", line \d{1,5}, in (?P<sure>get_torch_device|<module>)",
         r"/model_management\.py\", line \d{1,5}, in (?P<sure>get_torch_device|<module>)",
     )),
+    # --- tune-k1
+    # A chat request refused for want of a server/tokenizer setting (round 13 train, k1.serve): vLLM's OpenAI server
+    # (vllm/entrypoints/openai/serving_chat.py: '"auto" tool choice requires --enable-auto-tool-choice and
+    # --tool-call-parser to be set'; cli_args.py validate_parsed_serve_args: TypeError("Error: --enable-auto-tool-choice
+    # requires --tool-call-parser")), no chat template (vllm/entrypoints/chat_utils.py apply_hf_chat_template: "As of
+    # transformers v4.44, default chat template is no longer allowed, so you must provide a chat template if the
+    # tokenizer does not define one."; transformers tokenization_utils_base.py get_chat_template: "Cannot use chat
+    # template functions because tokenizer.chat_template is not set and no template argument was passed!";
+    # processing_utils.py apply_chat_template: "Cannot use apply_chat_template because this processor does not have a
+    # chat template."). Raised only, never logged as a notice: "sure".
+    ("k1-serve", "shape", (
+        r'(?P<sure>"auto" tool choice requires --enable-auto-tool-choice)(?P<tool>)',
+        r"(?P<sure>Error: --enable-auto-tool-choice requires --tool-call-parser)(?P<noparser>)",
+        r"(?P<sure>As of transformers v4\.44, default chat template is no longer allowed)(?P<v444>)",
+        r"(?P<sure>Cannot use chat template functions because tokenizer\.chat_template is not set)",
+        r"(?P<sure>Cannot use apply_chat_template because this processor does not have a chat template)(?P<proc>)",
+    )),
 )
 
 LAYER_IDS = {uid: n for n, (uid, _layer, _pats) in enumerate(UNITS)}
