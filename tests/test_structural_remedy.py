@@ -53,6 +53,16 @@ def test_a_bare_exception_is_the_root_error():
     assert "Please reinstall frob with FROB_CUDA=1." in fix_text(top)
 
 
+@pytest.mark.parametrize("line", [
+    "`RuntimeError: frob pool exhausted. Please set FROB_POOL_MB=4096.`",  # pasted in Markdown code
+    "> RuntimeError: frob pool exhausted. Please set FROB_POOL_MB=4096.",  # quoted in an issue
+    "**RuntimeError**: frob pool exhausted. Please set FROB_POOL_MB=4096.",
+])
+def test_an_error_line_pasted_in_markdown_is_the_root_error(line):
+    top = first(TB.format(pkg="frob") + line + "\n")
+    assert top.kind == "unknown" and top.subject == "RuntimeError" and "FROB_POOL_MB=4096" in fix_text(top)
+
+
 def test_a_warning_next_to_the_error_is_not_its_remedy():
     text = (TB.format(pkg="frob") + "FutureWarning: `frob.old()` is deprecated. Please use `frob.new()` instead.\n"
             "RuntimeError: frob kernel 12 exploded\n")

@@ -17,9 +17,9 @@ from .. import Entry
 
 _NAME = r"[\w+.-]{1,120}"
 # tune-h4: "E " + spaces is pytest's prefix of the failure's lines ("E       RuntimeError: ...").
-_EXC = (r"^\s*(?:E {1,12})?(?:\[rank\d{1,5}\]:\s*)?(?:[A-Za-z_]\w{0,60}\.){0,8}"
+_EXC = (r"^\s*(?:E {1,12})?(?:> ?|`{1,3}|\*\*)?(?:\[rank\d{1,5}\]:\s*)?(?:[A-Za-z_]\w{0,60}\.){0,8}"  # a Markdown quote/code/bold
         r"(?P<exc>[A-Za-z_]\w{0,80}?(?:Error|Exception|Failed|Failure)|Exception)"  # raise Exception("..."): bare
-        r"(?:: ?(?P<msg>[^\n]{0,2000}))?$")
+        r"(?:\*\*)?(?:: ?(?P<msg>[^\n]{0,2000}))?$")
 
 _TORCH_V = r"\d{1,2}\.\d{1,3}(?:\.\d{1,3})?(?:\+(?:cu\d{2,3}|cpu|rocm\d{1,2}(?:\.\d{1,2}){0,2}|xpu))?"
 
