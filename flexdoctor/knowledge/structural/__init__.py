@@ -57,6 +57,7 @@ from . import i4  # tune-i4
 from . import i1  # tune-i1
 from . import i5  # tune-i5
 from . import j1  # tune-j1
+from . import k2  # tune-k2
 from .collect import Collector, has_progress, last_progress_in
 from .context import LogFacts, facts
 from .model import CONFIDENCE, KINDS, Answer
@@ -126,7 +127,8 @@ _READERS = {"so-missing": libs.answer, "symbol": readers.symbol, "module": reade
             "i1-line": i1.line,
             "i5-train": i5.train,
             "j1-contig": j1.contig, "j1-qcap": j1.capability, "j1-sigkill": errors.oom,
-            "j1-vllm-oom": j1.vllm_oom}
+            "j1-vllm-oom": j1.vllm_oom,
+            "k2-vsint": k2.vsint, "k2-virtual": k2.virtual, "k2-chat": k2.chat}
 
 
 _WARNING = re.compile(r"[Ww]arning|WARNING|\bwarn\b|\bW\d{4} |Error caught was|not available|will not be enabled"
