@@ -66,7 +66,7 @@ def _need_of(g: dict) -> str:
 
 def virtual(seen: Seen, facts: LogFacts) -> Optional[Answer]:
     g = seen.groups
-    name = "__" + (g.get("vp") or "")
+    name = g.get("vp") or ""
     row = next((r for r in _table()["virtual"] if r["name"] == name), None)
     if row is None:
         return None

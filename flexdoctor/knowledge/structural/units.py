@@ -1537,11 +1537,11 @@ UNITS = (
     # missing on the system" / "__cuda >=12, which is missing on the system". k2.virtual answers. (Classic conda's
     # "pytorch -> __cuda[version='>=11.0']" is left out: the driver's version stands on another line.)
     ("k2-virtual", "shape", (
-        r"(?P<sure>nothing provides) __(?P<vp>cuda|glibc|osx)(?: ?>=(?P<need>[\d.]{1,12}))? needed by "
+        r"(?P<sure>nothing provides) (?P<vp>__cuda|__glibc|__osx)(?: ?>=(?P<need>[\d.]{1,12}))? needed by "
         r"(?P<pkg>[\w.+-]{1,120})",
-        r"(?P<pkg>[\w.+-]{1,120}) (?P<sure>has constraint) __(?P<vp>cuda|glibc|osx) ?>=? ?(?P<need>[\d.]{1,12}) "
+        r"(?P<pkg>[\w.+-]{1,120}) (?P<sure>has constraint) (?P<vp>__cuda|__glibc|__osx) ?>=? ?(?P<need>[\d.]{1,12}) "
         r"conflicting with __(?:cuda|glibc|osx)-(?P<have>[\d.]{1,12})",
-        r"__(?P<vp>cuda|glibc|osx)(?: =\* \*| >=? ?(?P<need>[\d.]{1,12})[\w.*]{0,12})?, (?P<sure>which is missing on the "
+        r"(?P<vp>__cuda|__glibc|__osx)(?: =\* \*| >=? ?(?P<need>[\d.]{1,12})[\w.*]{0,12})?, (?P<sure>which is missing on the "
         r"system)",
     )),
     # transformers' apply_chat_template with no template (tokenization_utils_base.py get_chat_template: "Cannot use chat
@@ -1552,7 +1552,7 @@ UNITS = (
     ("k2-chat", "shape", (
         r"(?P<sure>Cannot use (?:chat template functions|apply_chat_template\(\)) because "
         r"(?:tokenizer|processor)\.chat_template is not set)",
-        r"(?P<sure>No chat template is set for this (?:processor|tokenizer))",
+        r"(?P<sure>No chat template is set for this (?:processor|tokenizer))\. Please either set the `chat_template`",
         r"(?P<sure>As of transformers v4\.44, default chat template is no longer allowed)",
     )),
 )
