@@ -1608,6 +1608,40 @@ UNITS = (
         r"(?P<sure>Cannot use chat template functions because tokenizer\.chat_template is not set)",
         r"(?P<sure>Cannot use apply_chat_template because this processor does not have a chat template)(?P<proc>)",
     )),
+    # --- tune-k2
+    # CMake's Visual Studio generator with nvcc found but not CUDA's MSBuild integration (Kitware CMake Modules/
+    # CMakeDetermineCompilerId.cmake: "No CUDA toolset found."; Source/cmGlobalVisualStudio10Generator.cxx: "given toolset
+    # cuda=... cannot detect Visual Studio integration files in path"), and MSBuild's own error for a .vcxproj importing
+    # the missing file (MSB4019 'The imported project "...\BuildCustomizations\CUDA 12.4.props" was not found.').
+    ("k2-vsint", "shape", (
+        r"(?P<sure>No CUDA toolset found)\.",
+        r"(?P<sure>cannot detect Visual Studio integration files) in path",
+        r"BuildCustomizations[\\/]{1,2}CUDA ?(?P<ver>\d{1,2}\.\d)\.(?:props|targets)\"? (?P<sure>was not found)",
+    )),
+    # conda/mamba's solver refusing a package for a virtual package (docs.conda.io "Managing virtual packages"): mamba 1's
+    # "nothing provides __cuda needed by pytorch-1.13.1-cuda112py310h...", "package cudatoolkit-11.6.0-h... has constraint
+    # __cuda >=11.6.0 conflicting with __cuda-10.2-0", libmamba 2 / conda-libmamba-solver's "__cuda =* *, which is
+    # missing on the system" / "__cuda >=12, which is missing on the system". k2.virtual answers. (Classic conda's
+    # "pytorch -> __cuda[version='>=11.0']" is left out: the driver's version stands on another line.)
+    ("k2-virtual", "shape", (
+        r"(?P<sure>nothing provides) (?P<vp>__cuda|__glibc|__osx)(?: ?>=(?P<need>[\d.]{1,12}))? needed by "
+        r"(?P<pkg>[\w.+-]{1,120})",
+        r"(?P<pkg>[\w.+-]{1,120}) (?P<sure>has constraint) (?P<vp>__cuda|__glibc|__osx) ?>=? ?(?P<need>[\d.]{1,12}) "
+        r"conflicting with __(?:cuda|glibc|osx)-(?P<have>[\d.]{1,12})",
+        r"(?P<vp>__cuda|__glibc|__osx)(?: =\* \*| >=? ?(?P<need>[\d.]{1,12})[\w.*]{0,12})?, (?P<sure>which is missing on the "
+        r"system)",
+    )),
+    # transformers' apply_chat_template with no template (tokenization_utils_base.py get_chat_template: "Cannot use chat
+    # template functions because tokenizer.chat_template is not set and no template argument was passed!", 4.43's
+    # "Cannot use apply_chat_template() because ..."; processing_utils.py: "No chat template is set for this processor.")
+    # and vLLM's server answer to the same (vllm/entrypoints/chat_utils.py: "As of transformers v4.44, default chat
+    # template is no longer allowed, so you must provide a chat template if the tokenizer does not define one.").
+    ("k2-chat", "shape", (
+        r"(?P<sure>Cannot use (?:chat template functions|apply_chat_template\(\)) because "
+        r"(?:tokenizer|processor)\.chat_template is not set)",
+        r"(?P<sure>No chat template is set for this (?:processor|tokenizer))\. Please either set the `chat_template`",
+        r"(?P<sure>As of transformers v4\.44, default chat template is no longer allowed)",
+    )),
 )
 
 LAYER_IDS = {uid: n for n, (uid, _layer, _pats) in enumerate(UNITS)}
