@@ -1604,9 +1604,7 @@ UNITS = (
     ("k1-serve", "shape", (
         r'(?P<sure>"auto" tool choice requires --enable-auto-tool-choice)(?P<tool>)',
         r"(?P<sure>Error: --enable-auto-tool-choice requires --tool-call-parser)(?P<noparser>)",
-        r"(?P<sure>As of transformers v4\.44, default chat template is no longer allowed)(?P<v444>)",
-        r"(?P<sure>Cannot use chat template functions because tokenizer\.chat_template is not set)",
-        r"(?P<sure>Cannot use apply_chat_template because this processor does not have a chat template)(?P<proc>)",
+        # (a missing chat template is k2-chat's: tune-k1 and tune-k2 both read it; k2 owns the class)
     )),
     # --- tune-k2
     # CMake's Visual Studio generator with nvcc found but not CUDA's MSBuild integration (Kitware CMake Modules/
@@ -1641,6 +1639,9 @@ UNITS = (
         r"(?:tokenizer|processor)\.chat_template is not set)",
         r"(?P<sure>No chat template is set for this (?:processor|tokenizer))\. Please either set the `chat_template`",
         r"(?P<sure>As of transformers v4\.44, default chat template is no longer allowed)",
+        # processing_utils.py apply_chat_template (tune-k1's sibling): "Cannot use apply_chat_template because this
+        # processor does not have a chat template."
+        r"(?P<sure>Cannot use apply_chat_template because this processor does not have a chat template)",
     )),
 )
 
