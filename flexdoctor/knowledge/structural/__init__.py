@@ -58,6 +58,7 @@ from . import i1  # tune-i1
 from . import i5  # tune-i5
 from . import j1  # tune-j1
 from . import j2  # tune-j2
+from . import i6  # builder i6
 from .collect import Collector, has_progress, last_progress_in
 from .context import LogFacts, facts
 from .model import CONFIDENCE, KINDS, Answer
@@ -130,7 +131,8 @@ _READERS = {"so-missing": libs.answer, "symbol": readers.symbol, "module": reade
             "j1-vllm-oom": j1.vllm_oom,
             "j2-uninst": j2.uninstall, "j2-clone": j2.clone, "j2-cache": j2.cache,
             "j2-apt": j2.apt, "j2-lazy": j2.lazy,
-            "j2-comfyoom": j2.comfy_oom}
+            "j2-comfyoom": j2.comfy_oom,
+            "i6-ggml": i6.ggml, "i6-tgi": i6.warmup}
 
 
 _WARNING = re.compile(r"[Ww]arning|WARNING|\bwarn\b|\bW\d{4} |Error caught was|not available|will not be enabled"

@@ -123,7 +123,7 @@ def oom(seen: Seen, facts: LogFacts) -> Optional[Answer]:
     cause = _say(row["cause"]) if "cause" in row else t("structural.oom.cuda.cause")
     commands = list(row.get("commands", ()))
     return _answer("out-of-memory", "cuda", "medium", t("structural.title.oom", dev="cuda"), cause,
-                   _say(f"oom.fix_{row['name']}"), commands, seen, facts, 46)
+                   t(row["fix"]) if "fix" in row else _say(f"oom.fix_{row['name']}"), commands, seen, facts, 46)
 
 
 # --- a library that needs a GPU torch does not see -------------------------------------------------------------------
