@@ -129,6 +129,10 @@ def cuda(seen: Seen, facts: LogFacts) -> Optional[Answer]:
     if facts.platform == "windows":
         commands = [c for c in commands if not c.startswith(("systemctl", "cat ", "ls ", "sudo "))]
     fix = driver_fix(facts) if cat == "driver" else cublas_fix(facts) if cat == "cublas" else t(f"structural.cuda.{cat}.fix")
+    if cat == "memory":  # builder i6: llama.cpp's out of memory (ollama, text-generation-webui) names its own knobs
+        from .i6 import ggml_lead
+
+        fix = ggml_lead(seen.text) or fix
     if facts.platform == "wsl2" and cat in _WSL_DRIVER:
         fix, commands = t("structural.cuda.wsl_driver") + " " + fix, commands + ["ls -l /usr/lib/wsl/lib/libcuda.so*"]
     kernel_pkg = _kernel_package(seen) if cat in ("kernel", "assert", "image") else None

@@ -1643,6 +1643,23 @@ UNITS = (
         # processor does not have a chat template."
         r"(?P<sure>Cannot use apply_chat_template because this processor does not have a chat template)",
     )),
+    # --- tune-i6
+    # llama.cpp's CUDA buffer allocation failing (ggml/src/ggml-cuda/ggml-cuda.cu
+    # ggml_backend_cuda_buffer_type_alloc_buffer: "allocating %.2f MiB on device %d: cudaMalloc failed: %s"), in
+    # llama.cpp, ollama's runner and llama-cpp-python: i6.ggml answers with that program's layer / context knobs.
+    ("i6-ggml", "shape", (
+        r"(?P<sure>cudaMalloc failed: out of memory)",
+        # the line under ggml's "CUDA error: out of memory" (ggml_cuda_error: "  current device: %d, in function %s at
+        # %s:%d"), whose path says which program built llama.cpp; only in ggml's allocators (ggml_cuda_pool_malloc_vmm,
+        # alloc, ...): the same line under other CUDA errors (a launch timeout in ggml_backend_cuda_synchronize) is not
+        r"(?P<sure>current device: \d{1,2}, in function \w{0,40}alloc\w{0,40} at )[^\n]{0,300}?ggml",
+    )),
+    # TGI's router when the warm-up batch did not fit (text-generation-inference router/src/main.rs: panic "Unable to
+    # warmup model: Generation(...)" with torch's allocator message inside); the "Not enough memory to handle N
+    # prefill tokens" form is i3-serve's.
+    ("i6-tgi", "shape", (
+        r"(?P<sure>Unable to warmup model): \w{1,20}\(\"(?:Allocation on device|CUDA out of memory)",
+    )),
 )
 
 LAYER_IDS = {uid: n for n, (uid, _layer, _pats) in enumerate(UNITS)}
