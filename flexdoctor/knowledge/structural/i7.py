@@ -33,7 +33,7 @@ _say = catalogue("i7")
 _LAYOUTS = (
     (re.compile(r"[\\/]python_embed{1,2}ed[\\/]", re.IGNORECASE), "embedded"),
     (re.compile(r"[\\/]installer_files[\\/]env[\\/]", re.IGNORECASE), "textgen"),
-    (re.compile(r"[\\/]envs[\\/](?P<env>[\w.-]{1,60})[\\/]lib[\\/]", re.IGNORECASE), "conda"),
+    (re.compile(r"[\\/]envs[\\/](?P<env>[A-Za-z0-9][\w.-]{0,59})[\\/]lib[\\/]", re.IGNORECASE), "conda"),
     (re.compile(r"[\\/]\.venv[\\/]", re.IGNORECASE), "dotvenv"),
     (re.compile(r"[\\/]venv[\\/]", re.IGNORECASE), "venv"),
 )
