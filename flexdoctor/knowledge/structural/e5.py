@@ -109,7 +109,8 @@ def sigill(seen: Seen, facts: LogFacts) -> Optional[Answer]:
 
 _PYTORCH_INDEX = "https://download.pytorch.org/whl/"
 _TORCH_FAMILY = ("torch", "torchvision", "torchaudio")
-_LOCAL = re.compile(r"(?P<name>[A-Za-z][\w.-]{0,80})==(?P<release>[\w.!]{1,40})\+(?P<tag>cu\d{2,3}|cpu|xpu|rocm\d(?:\.\d){1,2})")
+_LOCAL = re.compile(r"(?P<name>[A-Za-z][\w.-]{0,80})==(?P<release>[0-9]{1,4}(?:\.[0-9]{1,6}){0,3}"
+                    r"(?:(?:a|b|rc|\.post|\.dev)[0-9]{1,8})?)\+(?P<tag>cu\d{2,3}|cpu|xpu|rocm\d(?:\.\d){1,2})")
 
 
 def _tag_missing(name: str, release: str, tag: str) -> Optional[str]:

@@ -25,7 +25,7 @@ from .model import Answer
 from .readers import _answer, catalogue, on_windows
 
 _say = catalogue("i2")
-_VER = re.compile(r"\d{1,2}\.\d{1,3}(?:\.\d{1,3})?")
+_VER = re.compile(r"[0-9]{1,2}\.[0-9]{1,3}(?:\.[0-9]{1,3})?")  # ASCII digits only (\d takes any script's)
 _EMBEDDED = re.compile(r"[\\/]python_embed{1,2}ed[\\/]", re.IGNORECASE)  # ComfyUI portable ("python_embeded")
 _WEBUI = re.compile(r"stable-diffusion-webui|[\\/]modules[\\/](?:launch_utils|processing|txt2img|img2img|call_queue)"
                     r"\.py$", re.IGNORECASE)

@@ -84,7 +84,7 @@ def _webui(seen: Seen, facts: LogFacts, name: str, env: str, row: Optional[dict]
 
 
 def _missing(seen: Seen, facts: LogFacts, url: str) -> Optional[Answer]:
-    if not re.fullmatch(r"https?://[\w.-]{1,100}(?:/[\w.~%-]{1,100}){1,6}/?", url):
+    if not re.fullmatch(r"https?://[A-Za-z0-9.-]{1,100}(?:/[A-Za-z0-9_.~-]{1,100}){1,6}/?", url):
         return None  # a URL with anything a shell would read otherwise stays out of the command
     return _answer("launcher", "git-repository", "medium", _say("clone.title_missing"), _say("clone.cause_missing"),
                    _say("clone.fix_missing", url=url), [f"git ls-remote {url}"], seen, facts, 26)
@@ -116,7 +116,7 @@ def cache(seen: Seen, facts: LogFacts) -> Optional[Answer]:
 
 # --- apt: NVIDIA packages from a repository that does not fit the system -------------------------------------------
 
-_PKG = re.compile(r"(?P<pkg>[a-z0-9][\w.+-]{0,80}) : $")
+_PKG = re.compile(r"(?P<pkg>[a-z0-9][a-z0-9_.+-]{0,80}) : $")
 _CUDA_PKG = re.compile(r"(?:cuda|libcu|libnpp|libnv)[a-z-]{0,40}?-(?P<major>\d{1,2})-(?P<minor>\d)")
 _DEB = re.compile(r"\+deb(?P<rel>\d{1,2})u")
 
@@ -127,6 +127,8 @@ def apt(seen: Seen, facts: LogFacts) -> Optional[Answer]:
         return _answer("version-constraint", "apt-get -f install", "high", _say("apt.title_fix"), _say("apt.cause_fix"),
                        _say("apt.fix_fix"), ["sudo apt-get -f install"], seen, facts, 13, package="apt")
     dep = g.get("dep", "")
+    if not re.fullmatch(r"[a-z0-9][a-z0-9.+-]{0,80}", dep):
+        return None  # a Debian package name (ASCII): anything else stays out of the command
     m = _PKG.search(seen.text[:seen.start])
     pkg = m.group("pkg") if m else ""
     if g.get("none") and (dep in tab["cuda"] or re.fullmatch(r"cuda-\d{1,2}-\d", dep)):

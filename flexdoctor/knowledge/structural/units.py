@@ -1043,7 +1043,7 @@ UNITS = (
     ("g2-quant", "shape", (
         r"(?P<sure>Loading an?) (?P<method>[A-Za-z][\w-]{1,20}) quantized model requires",
         r"GGUF>=(?P<gguf>\d{1,3}(?:\.\d{1,3}){0,2}) to be installed",
-        r"(?P<sure>A valid HQQ version) \(>=(?P<hqq>\d{1,3}(?:\.\d{1,3}){0,2})\) is not available",
+        r"(?P<sure>A valid HQQ version) \(>=(?P<hqq>[0-9]{1,3}(?:\.[0-9]{1,3}){0,2})\) is not available",
         r"(?P<bnb>Accelerate): `pip install accelerate` and the latest version of bitsandbytes",
         r"(?P<sure>You can't pass) `(?P<kwarg>load_in_4bit)` ?or `load_in_8bit` as a kwarg when passing `quantization_config`",
         r"(?P<sure>Found modules on cpu/disk)\. Using (?P<exllama>Exllama) or Exllamav2 backend requires all the modules",
