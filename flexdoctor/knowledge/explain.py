@@ -49,6 +49,7 @@ MAX_TRIGGERS_SEEN = 64  # trigger occurrences one line is searched for; beyond, 
 MEMO_LINE = 2048  # characters of the longest text whose matches are remembered (logs repeat lines)
 MEMO_SIZE = 4096  # texts remembered per Matcher; the memo starts over when full
 MIN_TRIGGER = 4  # characters of a required literal used as trigger, when the literal has them
+COMMON_TEXT = frozenset("etaoinsh")  # the commonest letters of English text and of training logs alike
 
 _JUNK = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
 _JUNK_BYTES = bytes(list(range(0x00, 0x09)) + [0x0b, 0x0c] + list(range(0x0e, 0x20)) + [0x7f])
@@ -412,7 +413,12 @@ def _choose_triggers(patterns: Iterable[str]) -> tuple[dict, dict]:
     masks = {p: [tuple(starts(lit, ic) for lit, ic in cand) for cand in cands] for p, cands in sets.items()}
 
     rate = {bit[c]: _char_rate(c) for c in chars}
-    allowed = _greedy_cover(masks, [p for p in sets if sets[p]], 0, everything, rate)
+    todo = [p for p in sets if sets[p]]
+    # The letters that fill ordinary text are never offered while rarer ones can cover every pattern: the
+    # scan pays for each of their positions, and the greedy cover takes one when it serves many patterns.
+    rare = everything & ~sum(bit[c] for c in chars if c in COMMON_TEXT)
+    usable = rare if all(_can_trigger(masks[p], rare) for p in todo) else everything
+    allowed = _greedy_cover(masks, todo, 0, usable, rate)
     for c in sorted(chars, key=_char_rate, reverse=True):  # drop characters no pattern needs
         if allowed & bit[c] and all(_can_trigger(masks[p], allowed & ~bit[c]) for p in sets if sets[p]):
             allowed &= ~bit[c]
@@ -448,7 +454,7 @@ def _choose_triggers(patterns: Iterable[str]) -> tuple[dict, dict]:
 # It is used only when its key, a hash of the patterns and of what the choice depends on, is the one of
 # the patterns at hand; otherwise the choice is made again (same result, slower start).
 TRIGGERS_FILE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "triggers.json")
-TRIGGER_ALGO = 1  # raise when _choose_triggers changes what it picks for the same patterns
+TRIGGER_ALGO = 2  # raise when _choose_triggers changes what it picks for the same patterns
 
 
 def trigger_key(patterns: list[str]) -> str:
