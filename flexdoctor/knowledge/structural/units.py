@@ -1660,6 +1660,28 @@ UNITS = (
     ("i6-tgi", "shape", (
         r"(?P<sure>Unable to warmup model): \w{1,20}\(\"(?:Allocation on device|CUDA out of memory)",
     )),
+    # --- tune-l3
+    # Triton's C launcher build (python/triton/common/build.py _build in 2.x, python/triton/runtime/build.py _build in
+    # 3.x: cc_cmd = [cc, src, "-O3", ...] with src = <tmpdir>/main.c, run by subprocess.check_call, whose
+    # CalledProcessError names the command but not the compiler's message), and its frame when only the frames remain
+    # (l3.launcher takes a frame only when the root error follows it within a traceback's length).
+    ("l3-launcher", "shape", (
+        r"(?P<sure>CalledProcessError): Command '\['[^',\n]{1,200}', '[^',\n]{1,300}[\\/]main\.c', '-O3'",
+        r"/triton/common/build\.py\", line \d{1,6}, in (?P<sure>_build)",
+        r"/triton/runtime/build\.py\", line \d{1,6}, in (?P<sure>_build)",
+    )),
+    # Slurm's refusal of a job step (src/srun/step_ctx.c / launch: "srun: error: Unable to create step for job %u: %m"):
+    # srun run inside an allocation inherits its SLURM_* variables. l3.step adds that to errors.slurm's reading. A failure
+    # line only ("sure"), also where its reason reads like a notice ("... is not available").
+    ("l3-step", "shape", (
+        r"(?P<tool>srun): error: (?P<msg>(?P<sure>Unable to create step) for job \d{1,12}: [^\n]{1,200})",
+    )),
+    # SIGBUS as UCX's error handler (ucs/debug/debug.c: "Caught signal %d (%s)", BUS_ADRERR "nonexistent physical
+    # address") and CPython's faulthandler ("Fatal Python error: Bus error") print it: shared memory ran out.
+    ("l3-bus", "shape", (
+        r"(?P<sure>Caught signal 7) \(Bus error",
+        r"^(?P<sure>Fatal Python error: Bus error)",
+    )),
 )
 
 LAYER_IDS = {uid: n for n, (uid, _layer, _pats) in enumerate(UNITS)}
