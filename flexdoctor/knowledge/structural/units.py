@@ -1643,6 +1643,13 @@ UNITS = (
         # processor does not have a chat template."
         r"(?P<sure>Cannot use apply_chat_template because this processor does not have a chat template)",
     )),
+    # --- tune-l2
+    # ComfyUI's prompt validation of a combo input (execution.py validate_inputs: "Value not in list" + details
+    # f"{x}: '{val}' not in {list_info}", list_info = str(options) or "(list of length N)"). l2.comfy answers.
+    ("l2-comfy", "shape", (
+        r"(?P<sure>Value not in list): (?P<input>\w{1,60}): '(?P<val>[^'\n]{0,300})' not in "
+        r"(?:\[|\(list of length (?P<n>\d{1,6})\))",
+    )),
 )
 
 LAYER_IDS = {uid: n for n, (uid, _layer, _pats) in enumerate(UNITS)}

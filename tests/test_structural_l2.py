@@ -1,0 +1,66 @@
+"""The structural readers of tuner l2 (issue 22, round 14 train). Lines are written here in the shape the real code
+prints them (ComfyUI's execution.py validate_inputs and its "Failed to validate prompt" report; transformers'
+tokenization_utils_fast.py; modprobe/insmod and nvidia-installer's kernel module messages), not copied from the corpus;
+each class has siblings and a healthy neighbour."""
+
+from __future__ import annotations
+
+from _explain_items import first_with_fix as first
+from _explain_items import healthy, ident, scan
+
+# --- ComfyUI: a loader's file is not in the list it offers ----------------------------------------------------------
+
+_COMFY = ("got prompt\nFailed to validate prompt for output 9:\n* {node} 4:\n  - Value not in list: {line}\n"
+          "Output will be ignored\ninvalid prompt: {{'type': 'prompt_outputs_failed_validation', 'message': 'Prompt "
+          "outputs failed validation', 'details': '', 'extra_info': {{}}}}\n")
+
+
+def _comfy(node: str, line: str) -> str:
+    return _COMFY.format(node=node, line=line)
+
+
+def test_empty_checkpoint_list_says_put_the_file_into_models_checkpoints():
+    top, fix = first(_comfy("CheckpointLoaderSimple", "ckpt_name: 'sd_xl_base_1.0.safetensors' not in []"))
+    assert ident(top) == "unsupported-op:ComfyUI models/checkpoints", ident(top)
+    assert "'sd_xl_base_1.0.safetensors'" in fix and "ComfyUI/models/checkpoints" in fix, fix
+    assert "extra_model_paths.yaml" in fix and "reselect" in fix
+
+
+def test_subfolder_prefix_names_the_listed_entry_to_select():
+    line = ("ckpt_name: 'juggernautXL_v9.safetensors' not in ['SD15\\\\dreamshaper_8.safetensors', "
+            "'XL\\\\juggernautXL_v9.safetensors']")
+    top, fix = first(_comfy("CheckpointLoaderSimple", line))
+    assert "select 'XL\\juggernautXL_v9.safetensors'" in fix and "subfolder" in fix, fix
+
+
+def test_other_name_in_a_long_list_says_place_it_or_reselect():
+    top, fix = first(_comfy("LoraLoader", "lora_name: 'detail_tweaker_xl.safetensors' not in (list of length 37)"))
+    assert ident(top) == "unsupported-op:ComfyUI models/loras", ident(top)
+    assert "among the 37 file(s)" in top.title and "ComfyUI/models/loras" in fix and "reselect" in fix, fix
+
+
+def test_unet_and_text_encoder_siblings_name_both_of_their_folders():
+    log = _comfy("UNETLoader", "unet_name: 'flux1-dev-fp8.safetensors' not in []").replace(
+        "Output will be ignored", "* DualCLIPLoader 11:\n  - Value not in list: clip_name2: 't5xxl_fp8_e4m3fn."
+        "safetensors' not in ['clip_l.safetensors']\nOutput will be ignored")
+    top, fix = first(log)
+    assert "ComfyUI/models/diffusion_models" in fix and "ComfyUI/models/unet" in fix, fix
+    subjects = [getattr(x, "subject", "") for x in scan(log).ordered()]
+    assert "ComfyUI models/text_encoders" in subjects, subjects
+
+
+def test_load_image_missing_from_input_folder():
+    top, fix = first(_comfy("LoadImage", "image: 'portrait_01.png' not in ['example.png']"))
+    assert "ComfyUI/input" in fix and "Load Image" in fix, fix
+
+
+def test_non_file_option_says_select_a_listed_value_or_update():
+    top, fix = first(_comfy("KSampler", "scheduler: 'align_your_steps' not in ['normal', 'karras', 'exponential', "
+                                        "'sgm_uniform', 'simple', 'ddim_uniform']"))
+    assert top.subject == "ComfyUI scheduler" and "update ComfyUI" in fix, fix
+
+
+def test_a_successful_comfyui_run_stays_silent():
+    healthy("got prompt\nmodel weight dtype torch.float16, manual cast: None\nmodel_type EPS\n"
+            "Using pytorch attention in VAE\nRequested to load SDXLClipModel\nloaded completely 9.5 GB 1560.8 MB\n"
+            "100%|##########| 20/20 [00:05<00:00,  3.71it/s]\nPrompt executed in 7.42 seconds\n")
