@@ -64,3 +64,48 @@ def test_a_successful_comfyui_run_stays_silent():
     healthy("got prompt\nmodel weight dtype torch.float16, manual cast: None\nmodel_type EPS\n"
             "Using pytorch attention in VAE\nRequested to load SDXLClipModel\nloaded completely 9.5 GB 1560.8 MB\n"
             "100%|##########| 20/20 [00:05<00:00,  3.71it/s]\nPrompt executed in 7.42 seconds\n")
+
+
+# --- transformers: a fast tokenizer converted without its backend ---------------------------------------------------
+
+_TOKCONV = ("Traceback (most recent call last):\n  File \"/srv/app/chat.py\", line 12, in <module>\n"
+            "    tok = AutoTokenizer.from_pretrained(\"google/flan-t5-large\")\n"
+            "  File \"/opt/venv/lib/python3.11/site-packages/transformers/tokenization_utils_fast.py\", line 120, in "
+            "__init__\n    raise ValueError(\n"
+            "ValueError: Couldn't instantiate the backend tokenizer from one of:\n"
+            "(1) a `tokenizers` library serialization file,\n(2) a slow tokenizer instance to convert or\n"
+            "(3) an equivalent slow tokenizer class to instantiate and convert.\n"
+            "You need to have sentencepiece{tik} installed to convert a slow tokenizer to a fast one.\n")
+
+
+def test_slow_to_fast_conversion_without_sentencepiece_says_install_sentencepiece_protobuf():
+    top, fix = first(_TOKCONV.format(tik=""))
+    assert ident(top) == "missing-module:sentencepiece", ident(top)
+    assert "python -m pip install sentencepiece protobuf" in fix and "transformers[sentencepiece]" in fix, fix
+    assert "tiktoken" not in fix
+
+
+def test_newer_wording_with_tiktoken_names_both_backends():
+    top, fix = first(_TOKCONV.format(tik=" or tiktoken"))
+    assert ident(top) == "missing-module:sentencepiece" and "pip install tiktoken" in fix, fix
+
+
+def test_use_fast_false_notice_stays_silent():
+    healthy("You set `add_prefix_space`. The tokenizer needs to be converted from the slow tokenizers\n"
+            "loading file tokenizer.model from cache at /root/.cache/huggingface/hub/models--t5/tokenizer.model\n")
+
+
+# --- a library opened with dlopen -----------------------------------------------------------------------------------
+
+def test_failed_to_dlopen_libcuda_is_the_driver_library():
+    log = ("Traceback (most recent call last):\n  File \"/home/u/probe.py\", line 3, in <module>\n"
+           "    err, = cuda.cuInit(0)\n  File \"cuda/_cuda/ccuda.pyx\", line 424, in cuda._cuda.ccuda.cuPythonInit\n"
+           "RuntimeError: Failed to dlopen libcuda.so.1\n")
+    top, fix = first(log)
+    assert ident(top) == "shared-library:libcuda.so.1", ident(top)
+    assert "NVIDIA driver" in fix and "/usr/lib/wsl/lib" in fix, fix
+
+
+def test_failed_to_dlopen_sibling_nvml():
+    top, fix = first("ERROR: failed to dlopen libnvidia-ml.so.1\n")
+    assert top.kind == "shared-library" and top.subject == "libnvidia-ml.so.1", ident(top)

@@ -4,6 +4,11 @@
   ckpt_name: 'x.safetensors' not in [...]"): the folder the input reads (l2_tables.toml), and which of three things
   happened, read from the list itself: nothing there (place the file), the file listed under a subfolder prefix (select
   that entry), another name (place it, or reselect a listed file); then refresh the browser and reselect.
+- ``tokconv``: transformers cannot build a fast tokenizer ("You need to have sentencepiece [or tiktoken] installed to
+  convert a slow tokenizer to a fast one"): sentencepiece and protobuf (what transformers[sentencepiece] installs) in the
+  Python that runs the app; with both present, the model folder lacks its tokenizer files.
+- ``dlopen``: a library a binding opens at run time with dlopen ("Failed to dlopen libcuda.so"): the shared-library
+  answer (libs.answer: the component that ships it, /usr/lib/wsl/lib on WSL 2 for the driver's libcuda.so.1).
 """
 
 from __future__ import annotations
@@ -76,3 +81,20 @@ def comfy(seen: Seen, facts: LogFacts) -> Optional[Answer]:
     subject = f"ComfyUI {row['folders'][0]}" if row else f"ComfyUI {name}"
     return _answer("unsupported-op", subject, "high" if row else "medium", _say(f"comfy.title_{form}", **kw),
                    _say("comfy.cause", **kw), fix, [], seen, facts, 22, package="comfyui")
+
+
+# --- transformers: no backend to convert a slow tokenizer to a fast one ---------------------------------------------
+
+def tokconv(seen: Seen, facts: LogFacts) -> Optional[Answer]:
+    tik = "tiktoken" in seen.text
+    fix = _say("tokconv.fix") + (" " + _say("tokconv.fix_tiktoken") if tik else "")
+    return _answer("missing-module", "sentencepiece", "high", _say("tokconv.title"), _say("tokconv.cause"), fix,
+                   ["python -m pip install sentencepiece protobuf"], seen, facts, 20, package="transformers")
+
+
+# --- a library opened with dlopen ------------------------------------------------------------------------------------
+
+def dlopen(seen: Seen, facts: LogFacts) -> Optional[Answer]:
+    from . import libs
+
+    return libs.answer(seen, facts)

@@ -1650,6 +1650,18 @@ UNITS = (
         r"(?P<sure>Value not in list): (?P<input>\w{1,60}): '(?P<val>[^'\n]{0,300})' not in "
         r"(?:\[|\(list of length (?P<n>\d{1,6})\))",
     )),
+    # transformers' fast tokenizer built from a slow one without its backend (tokenization_utils_fast.py __init__:
+    # "You need to have sentencepiece installed to convert a slow tokenizer to a fast one."; 4.46+ and v5's
+    # TokenizersBackend: "You need to have sentencepiece or tiktoken installed ..."). l2.tokconv answers.
+    ("l2-tokconv", "shape", (
+        r"(?P<sure>You need to have sentencepiece(?: or tiktoken)? installed) to convert a slow tokenizer",
+    )),
+    # A library a binding opens itself with dlopen (NVIDIA cuda-python's cuPythonInit: "RuntimeError: Failed to dlopen
+    # libcuda.so"; "failed to dlopen libnvidia-ml.so.1" of NVML wrappers). libs.answer reads the library (l2.dlopen).
+    ("l2-dlopen", "shape", (
+        r"Failed to dlopen (?P<lib>lib[\w+-]{1,80}\.so(?:\.\d{1,4}){0,3})",
+        r"failed to dlopen (?P<lib>lib[\w+-]{1,80}\.so(?:\.\d{1,4}){0,3})",
+    )),
 )
 
 LAYER_IDS = {uid: n for n, (uid, _layer, _pats) in enumerate(UNITS)}
