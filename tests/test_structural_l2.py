@@ -109,3 +109,51 @@ def test_failed_to_dlopen_libcuda_is_the_driver_library():
 def test_failed_to_dlopen_sibling_nvml():
     top, fix = first("ERROR: failed to dlopen libnvidia-ml.so.1\n")
     assert top.kind == "shared-library" and top.subject == "libnvidia-ml.so.1", ident(top)
+
+
+# --- a kernel module refused for its signature (Secure Boot) --------------------------------------------------------
+
+def test_modprobe_key_rejected_says_sign_with_an_enrolled_mok():
+    log = ("$ sudo modprobe nvidia\nmodprobe: ERROR: could not insert 'nvidia': Key was rejected by service\n"
+           "$ nvidia-smi\nNVIDIA-SMI has failed because it couldn't communicate with the NVIDIA driver. Make sure that "
+           "the latest NVIDIA driver is installed and running.\n")
+    top, fix = first(log)
+    assert ident(top) == "unsupported-op:secure boot", ident(top)
+    assert "mokutil --sb-state" in fix and "mokutil --import /var/lib/dkms/mok.pub" in fix and "Enroll MOK" in fix, fix
+    assert "--module-signing-secret-key" in fix and "Secure Boot off" in fix
+
+
+def test_sibling_module_and_insmod_enokey():
+    top, fix = first("insmod: ERROR: could not insert module /lib/modules/6.5.0-35-generic/updates/dkms/v4l2loopback.ko:"
+                     " Required key not available\n")
+    assert ident(top) == "unsupported-op:secure boot" and "v4l2loopback" in top.title, top.title
+    assert "--module-signing-secret-key" not in fix  # NVIDIA's installer options only for NVIDIA's modules
+
+
+def test_installer_not_signed_and_its_eperm_load_error():
+    top, fix = first("ERROR: The kernel module failed to load, because it was not signed by a key that is trusted by "
+                     "the kernel. Please try installing the driver again, and sign the kernel module when prompted to "
+                     "do so.\n")
+    assert ident(top) == "unsupported-op:secure boot" and "sign the kernel module" in fix, fix
+    top, fix = first("Kernel module load error: Operation not permitted\n")
+    assert ident(top) == "unsupported-op:secure boot" and "privileged" in fix and "mokutil --sb-state" in fix, fix
+
+
+def test_installer_generic_load_failure_lists_secure_boot_first():
+    top, fix = first("ERROR: Unable to load the kernel module 'nvidia.ko'.  This happens most frequently when this kernel "
+                     "module was built against the wrong or improperly configured kernel sources\n")
+    assert ident(top) == "unsupported-op:secure boot", ident(top)
+    assert fix.index("Secure Boot") < fix.index("nouveau") and "/var/log/nvidia-installer.log" in fix, fix
+
+
+def test_lockdown_line_is_read():
+    top, _fix = first("[   12.345678] Lockdown: modprobe: unsigned module loading is restricted; see man kernel_lockdown.7\n")
+    assert ident(top) == "unsupported-op:secure boot", ident(top)
+
+
+def test_tainting_kernel_notice_and_installer_prompt_stay_silent():
+    healthy("[    4.211] nvidia: loading out-of-tree module taints kernel.\n"
+            "[    4.212] nvidia: module verification failed: signature and/or required key missing - tainting kernel\n"
+            "[    4.530] nvidia-nvlink: Nvlink Core is being initialized, major device number 236\n"
+            "The target kernel has CONFIG_MODULE_SIG set, which means that it supports cryptographic signatures on "
+            "kernel modules.\n")

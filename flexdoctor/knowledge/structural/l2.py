@@ -9,6 +9,9 @@
   Python that runs the app; with both present, the model folder lacks its tokenizer files.
 - ``dlopen``: a library a binding opens at run time with dlopen ("Failed to dlopen libcuda.so"): the shared-library
   answer (libs.answer: the component that ships it, /usr/lib/wsl/lib on WSL 2 for the driver's libcuda.so.1).
+- ``secboot``: the kernel refuses a module for its signature (Secure Boot): sign it with an enrolled Machine Owner Key
+  (DKMS's or Ubuntu's key, mokutil --import, "Enroll MOK" at the next boot; nvidia-installer's module signing options;
+  signed prebuilt modules), or turn Secure Boot off; nvidia-installer's generic load failure names the checks in order.
 """
 
 from __future__ import annotations
@@ -98,3 +101,21 @@ def dlopen(seen: Seen, facts: LogFacts) -> Optional[Answer]:
     from . import libs
 
     return libs.answer(seen, facts)
+
+
+# --- a kernel module refused for its signature (Secure Boot) ---------------------------------------------------------
+
+def secboot(seen: Seen, facts: LogFacts) -> Optional[Answer]:
+    g = seen.groups
+    mod = g.get("mod") or re.split(r"[\\/]", g.get("ko") or "")[-1].split(".")[0] or "nvidia"
+    mod = mod if re.fullmatch(r"[\w-]{1,60}", mod) else "nvidia"
+    why = g.get("why") or ""
+    form = "eperm" if why == "Operation not permitted" else "generic" if "Unable to load" in seen.text else "signed"
+    certs = {r["builder"]: r["certificate"] for r in _table()["mok"]}
+    kw = dict(mod=mod, dkms=certs["dkms"], ubuntu=certs["ubuntu"])
+    fix = _say(f"secboot.fix_{form}", **kw) + " " + _say("secboot.fix_sign", **kw)
+    if mod.startswith("nvidia"):
+        fix += " " + _say("secboot.fix_nvidia", **kw)
+    return _answer("unsupported-op", "secure boot", "high" if form == "signed" else "medium",
+                   _say(f"secboot.title_{form}", **kw), _say("secboot.cause", **kw), fix, ["mokutil --sb-state"],
+                   seen, facts, 21, package="kernel")

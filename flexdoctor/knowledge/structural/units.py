@@ -1662,6 +1662,20 @@ UNITS = (
         r"Failed to dlopen (?P<lib>lib[\w+-]{1,80}\.so(?:\.\d{1,4}){0,3})",
         r"failed to dlopen (?P<lib>lib[\w+-]{1,80}\.so(?:\.\d{1,4}){0,3})",
     )),
+    # A kernel module the kernel refuses for its signature (Secure Boot / module.sig_enforce; l2_tables.toml [[mok]]):
+    # kmod's modprobe "could not insert 'nvidia': Key was rejected by service" (EKEYREJECTED) / "Required key not
+    # available" (ENOKEY) / "Operation not permitted" (EPERM under lockdown), insmod's "could not insert module
+    # nvidia.ko: ...", the kernel's lockdown line, nvidia-installer's "not signed by a key that is trusted by the kernel",
+    # its "Kernel module load error: ..." and its generic "Unable to load the kernel module 'nvidia.ko'". l2.secboot.
+    ("l2-secboot", "shape", (
+        r"could not insert (?:'(?P<mod>[\w-]{1,60})'|module (?P<ko>[\w./-]{1,200})): (?P<sure>(?P<why>Key was rejected "
+        r"by service|Required key not available|Operation not permitted))",
+        r"(?P<sure>Lockdown): [\w.-]{1,60}: (?P<why>unsigned module loading) is restricted",
+        r"(?P<sure>The kernel module failed to load, because it was not signed) by a key",
+        r"(?P<sure>Kernel module load error): (?P<why>Key was rejected by service|Required key not available|Operation "
+        r"not permitted)",
+        r"(?P<sure>Unable to load the kernel module) '(?P<ko>[\w.-]{1,60})'",
+    )),
 )
 
 LAYER_IDS = {uid: n for n, (uid, _layer, _pats) in enumerate(UNITS)}
