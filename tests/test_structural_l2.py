@@ -157,3 +157,38 @@ def test_tainting_kernel_notice_and_installer_prompt_stay_silent():
             "[    4.530] nvidia-nvlink: Nvlink Core is being initialized, major device number 236\n"
             "The target kernel has CONFIG_MODULE_SIG set, which means that it supports cryptographic signatures on "
             "kernel modules.\n")
+
+
+# --- bitsandbytes quantization asked for on a Mac -------------------------------------------------------------------
+
+def _bnb(home: str, bits: str) -> str:
+    return ("Traceback (most recent call last):\n"
+            f"  File \"{home}/caption.py\", line 40, in load\n"
+            "    model = AutoModelForCausalLM.from_pretrained(path, quantization_config=cfg)\n"
+            f"  File \"{home}/venv/lib/python3.11/site-packages/transformers/quantizers/quantizer_bnb_{bits}bit.py\", "
+            "line 73, in validate_environment\n    raise ImportError(\n"
+            f"ImportError: Using `bitsandbytes` {bits}-bit quantization requires the latest version of bitsandbytes: "
+            "`pip install -U bitsandbytes`\n")
+
+
+def test_bnb_quantization_on_a_mac_says_load_it_without_bitsandbytes():
+    top, fix = first(_bnb("/Users/kim/app", "4"))
+    assert ident(top) == "unsupported-op:mps", ident(top)
+    assert "non-quantized" in fix and "NVIDIA GPU" in fix and "pip install -U" not in fix, fix
+
+
+def test_bnb_8bit_sibling_on_a_mac():
+    top, fix = first(_bnb("/Users/kim/app", "8"))
+    assert ident(top) == "unsupported-op:mps" and "load_in_8bit" in fix, fix
+
+
+def test_bnb_on_linux_keeps_the_upgrade():
+    top, fix = first(_bnb("/home/kim/app", "4"))
+    assert top.subject == "bitsandbytes" and "pip install -U bitsandbytes" in fix, fix
+
+
+def test_an_unquantized_load_on_a_mac_stays_silent():
+    healthy("/Users/kim/app/caption.py:12: FutureWarning: `torch_dtype` is deprecated! Use `dtype` instead!\n"
+            "Loading checkpoint shards: 100%|##########| 4/4 [00:05<00:00,  1.30s/it]\n"
+            "Some parameters are on the meta device because they were offloaded to the cpu.\n"
+            "Model loaded on mps (float16); bitsandbytes quantization: off\n")

@@ -139,7 +139,7 @@ _READERS = {"so-missing": libs.answer, "symbol": readers.symbol, "module": reade
             "k1-serve": k1.serve,
             "k2-vsint": k2.vsint, "k2-virtual": k2.virtual, "k2-chat": k2.chat,
             "l2-comfy": l2.comfy, "l2-tokconv": l2.tokconv, "l2-dlopen": l2.dlopen,
-            "l2-secboot": l2.secboot}
+            "l2-secboot": l2.secboot, "l2-bnbmac": l2.bnbmac}
 
 
 _WARNING = re.compile(r"[Ww]arning|WARNING|\bwarn\b|\bW\d{4} |Error caught was|not available|will not be enabled"

@@ -12,6 +12,9 @@
 - ``secboot``: the kernel refuses a module for its signature (Secure Boot): sign it with an enrolled Machine Owner Key
   (DKMS's or Ubuntu's key, mokutil --import, "Enroll MOK" at the next boot; nvidia-installer's module signing options;
   signed prebuilt modules), or turn Secure Boot off; nvidia-installer's generic load failure names the checks in order.
+- ``bnbmac``: transformers' bitsandbytes quantizer refusing a Mac ("Using `bitsandbytes` 4-bit quantization requires the
+  latest version of bitsandbytes"): no CUDA there, so no upgrade helps; load the model without bitsandbytes (the
+  non-quantized checkpoint on mps) or run it on an NVIDIA GPU.
 """
 
 from __future__ import annotations
@@ -119,3 +122,13 @@ def secboot(seen: Seen, facts: LogFacts) -> Optional[Answer]:
     return _answer("unsupported-op", "secure boot", "high" if form == "signed" else "medium",
                    _say(f"secboot.title_{form}", **kw), _say("secboot.cause", **kw), fix, ["mokutil --sb-state"],
                    seen, facts, 21, package="kernel")
+
+
+# --- bitsandbytes quantization asked for on a Mac --------------------------------------------------------------------
+
+def bnbmac(seen: Seen, facts: LogFacts) -> Optional[Answer]:
+    if facts.platform != "macos":
+        return None  # with CUDA the message's own upgrade is the remedy (the "advice" shape answers)
+    bits = seen.groups.get("bits") or "4"
+    return _answer("unsupported-op", "mps", "high", _say("bnbmac.title", bits=bits), _say("bnbmac.cause", bits=bits),
+                   _say("bnbmac.fix", bits=bits), [], seen, facts, 19, package="bitsandbytes")

@@ -1676,6 +1676,13 @@ UNITS = (
         r"not permitted)",
         r"(?P<sure>Unable to load the kernel module) '(?P<ko>[\w.-]{1,60})'",
     )),
+    # transformers' bitsandbytes quantizers refusing the environment (quantizers/quantizer_bnb_4bit.py /
+    # quantizer_bnb_8bit.py validate_environment: "Using `bitsandbytes` 4-bit quantization requires the latest version of
+    # bitsandbytes: `pip install -U bitsandbytes`", "... requires Accelerate: ..."). l2.bnbmac answers on macOS only (no
+    # CUDA: the upgrade the message asks for cannot help); elsewhere the "advice" shape answers with the upgrade.
+    ("l2-bnbmac", "shape", (
+        r"(?P<sure>Using `bitsandbytes` (?P<bits>4|8)-bit quantization requires)",
+    )),
 )
 
 LAYER_IDS = {uid: n for n, (uid, _layer, _pats) in enumerate(UNITS)}
