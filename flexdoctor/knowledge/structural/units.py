@@ -1668,7 +1668,7 @@ UNITS = (
     # nvidia.ko: ...", the kernel's lockdown line, nvidia-installer's "not signed by a key that is trusted by the kernel",
     # its "Kernel module load error: ..." and its generic "Unable to load the kernel module 'nvidia.ko'". l2.secboot.
     ("l2-secboot", "shape", (
-        r"could not insert (?:'(?P<mod>[\w-]{1,60})'|module (?P<ko>[\w./-]{1,200})): (?P<sure>(?P<why>Key was rejected "
+        r"ERROR: could not insert (?:'(?P<mod>[\w-]{1,60})'|module (?P<ko>[\w./-]{1,200})): (?P<sure>(?P<why>Key was rejected "
         r"by service|Required key not available|Operation not permitted))",
         r"(?P<sure>Lockdown): [\w.-]{1,60}: (?P<why>unsigned module loading) is restricted",
         r"(?P<sure>The kernel module failed to load, because it was not signed) by a key",
