@@ -116,6 +116,8 @@ class Result:
             if late and p.entry.id == "FDE204" and any(a.kind == "unsupported-op" and a.subject == "cuda" and a.line < p.first_line
                                                        for a in self.answers):
                 return 1  # tune-i7: the CPU torch's frames named the program's own Python: that reading answers
+            if late and p.entry.id == "FDE102" and any(a.subject == "secure boot" for a in self.answers):
+                return 2  # tune-l2: "driver not loaded" and the kernel refused the unsigned module: that reading first
             return 0 if late else 2
 
         items = [(group(p), p.entry.rank, p.first_line, p) for p in self.problems]

@@ -63,6 +63,7 @@ from . import k1  # tune-k1
 from . import k2  # tune-k2
 from . import i6  # builder i6
 from . import l3  # tune-l3
+from . import l2  # tune-l2
 from .collect import Collector, has_progress, last_progress_in, package_of
 from .context import LogFacts, facts
 from .model import CONFIDENCE, KINDS, Answer
@@ -140,7 +141,9 @@ _READERS = {"so-missing": libs.answer, "symbol": readers.symbol, "module": reade
             "k1-serve": k1.serve,
             "k2-vsint": k2.vsint, "k2-virtual": k2.virtual, "k2-chat": k2.chat,
             "i6-ggml": i6.ggml, "i6-tgi": i6.warmup,
-            "l3-launcher": l3.launcher, "l3-step": l3.step, "l3-bus": l3.bus}
+            "l3-launcher": l3.launcher, "l3-step": l3.step, "l3-bus": l3.bus,
+            "l2-comfy": l2.comfy, "l2-tokconv": l2.tokconv, "l2-dlopen": l2.dlopen,
+            "l2-secboot": l2.secboot, "l2-bnbmac": l2.bnbmac}
 
 
 _WARNING = re.compile(r"[Ww]arning|WARNING|\bwarn\b|\bW\d{4} |Error caught was|not available|will not be enabled"

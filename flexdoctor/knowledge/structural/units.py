@@ -1682,6 +1682,46 @@ UNITS = (
         r"(?P<sure>Caught signal 7) \(Bus error",
         r"^(?P<sure>Fatal Python error: Bus error)",
     )),
+    # --- tune-l2
+    # ComfyUI's prompt validation of a combo input (execution.py validate_inputs: "Value not in list" + details
+    # f"{x}: '{val}' not in {list_info}", list_info = str(options) or "(list of length N)"). l2.comfy answers.
+    ("l2-comfy", "shape", (
+        r"(?P<sure>Value not in list): (?P<input>\w{1,60}): '(?P<val>[^'\n]{0,300})' not in "
+        r"(?:\[|\(list of length (?P<n>\d{1,6})\))",
+    )),
+    # transformers' fast tokenizer built from a slow one without its backend (tokenization_utils_fast.py __init__:
+    # "You need to have sentencepiece installed to convert a slow tokenizer to a fast one."; 4.46+ and v5's
+    # TokenizersBackend: "You need to have sentencepiece or tiktoken installed ..."). l2.tokconv answers.
+    ("l2-tokconv", "shape", (
+        r"(?P<sure>You need to have sentencepiece(?: or tiktoken)? installed) to convert a slow tokenizer",
+    )),
+    # A library a binding opens itself with dlopen (NVIDIA cuda-python's cuPythonInit: "RuntimeError: Failed to dlopen
+    # libcuda.so"; "failed to dlopen libnvidia-ml.so.1" of NVML wrappers). libs.answer reads the library (l2.dlopen).
+    ("l2-dlopen", "shape", (
+        r"Failed to dlopen (?P<lib>lib[\w+-]{1,80}\.so(?:\.\d{1,4}){0,3})",
+        r"failed to dlopen (?P<lib>lib[\w+-]{1,80}\.so(?:\.\d{1,4}){0,3})",
+    )),
+    # A kernel module the kernel refuses for its signature (Secure Boot / module.sig_enforce; l2_tables.toml [[mok]]):
+    # kmod's modprobe "could not insert 'nvidia': Key was rejected by service" (EKEYREJECTED) / "Required key not
+    # available" (ENOKEY) / "Operation not permitted" (EPERM under lockdown), insmod's "could not insert module
+    # nvidia.ko: ...", the kernel's lockdown line, nvidia-installer's "not signed by a key that is trusted by the kernel",
+    # its "Kernel module load error: ..." and its generic "Unable to load the kernel module 'nvidia.ko'". l2.secboot.
+    ("l2-secboot", "shape", (
+        r"ERROR: could not insert (?:'(?P<mod>[\w-]{1,60})'|module (?P<ko>[\w./-]{1,200})): (?P<sure>(?P<why>Key was rejected "
+        r"by service|Required key not available|Operation not permitted))",
+        r"(?P<sure>Lockdown): [\w.-]{1,60}: (?P<why>unsigned module loading) is restricted",
+        r"(?P<sure>The kernel module failed to load, because it was not signed) by a key",
+        r"(?P<sure>Kernel module load error): (?P<why>Key was rejected by service|Required key not available|Operation "
+        r"not permitted)",
+        r"(?P<sure>Unable to load the kernel module) '(?P<ko>[\w.-]{1,60})'",
+    )),
+    # transformers' bitsandbytes quantizers refusing the environment (quantizers/quantizer_bnb_4bit.py /
+    # quantizer_bnb_8bit.py validate_environment: "Using `bitsandbytes` 4-bit quantization requires the latest version of
+    # bitsandbytes: `pip install -U bitsandbytes`", "... requires Accelerate: ..."). l2.bnbmac answers on macOS only (no
+    # CUDA: the upgrade the message asks for cannot help); elsewhere the "advice" shape answers with the upgrade.
+    ("l2-bnbmac", "shape", (
+        r"(?P<sure>Using `bitsandbytes` (?P<bits>4|8)-bit quantization requires)",
+    )),
 )
 
 LAYER_IDS = {uid: n for n, (uid, _layer, _pats) in enumerate(UNITS)}
