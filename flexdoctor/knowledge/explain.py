@@ -695,13 +695,22 @@ class Matcher:
             for r in regexes:
                 m = r.search(text)
                 if m is not None:
-                    out.append((e, kind, m.groupdict()))
+                    found = _Groups(m.groupdict())
+                    found.span = m.span()
+                    out.append((e, kind, found))
                     break
         return out
 
     def match(self, text: str) -> list[Entry]:
         """Entries any of whose patterns matches ``text``, in table order."""
         return [e for e, kind, _ in self.match_units(text) if kind == "main" and not e.layer]
+
+
+class _Groups(dict):
+    """A unit match's named groups, with where it matched: the structural layer's observe takes both from
+    here instead of searching the line again."""
+
+    __slots__ = ("span",)
 
 
 class _Regexes:
@@ -792,7 +801,7 @@ class _Scan:
         suspects = self.matcher._suspects(line)
         for e, kind, groups in self.matcher.match_units(line, suspects=suspects):
             if e.layer:
-                self.collector.observe(e, n, line)
+                self.collector.observe(e, n, line, groups)
                 continue
             if kind == "near":
                 lines = self.near.setdefault(e.id, [])

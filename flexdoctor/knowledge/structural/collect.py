@@ -48,23 +48,26 @@ class Collector:
     logged: deque = field(default_factory=lambda: deque(maxlen=KEEP))  # tracebacks an optional import's notice logged
     launcher_failed: int = 0  # the last line where a launcher reported a failed worker
     total: int = 0  # lines in the log (set by the scan when it ends)
+    _pathed: int = -1  # the last line a shape's _path read
 
-    def observe(self, entry, line: int, text: str) -> None:
-        """A context or shape unit matched line ``line``."""
-        m = None
-        for r in entry.regexes:
-            m = r.search(text)
-            if m is not None:
-                break
-        if m is None:
-            return
+    def observe(self, entry, line: int, text: str, found: Optional[dict] = None) -> None:
+        """A context or shape unit matched line ``line``; ``found``: the match's groups with its ``span``, when
+        the caller has them (the Matcher's), else the unit's patterns are searched again."""
+        span = getattr(found, "span", None)
+        if span is None:
+            m = next((m for m in (r.search(text) for r in entry.regexes) if m is not None), None)
+            if m is None:
+                return
+            found, span = m.groupdict(), m.span()
         uid = entry.symbol
-        groups = {k: v for k, v in m.groupdict().items() if v is not None}
-        if uid == "ctx-torch" and "torch" in groups and not _word_start(text, m.start()):
+        groups = {k: v for k, v in found.items() if v is not None}
+        if uid == "ctx-torch" and "torch" in groups and not _word_start(text, span[0]):
             return  # "mytorch==1.0", "foo-torch-2.0": not torch
         if entry.layer == "shape":
-            self.shapes.append(Seen(uid, line, text, groups, m.start(), m.end()))
-            self._path(text)
+            self.shapes.append(Seen(uid, line, text, groups, span[0], span[1]))
+            if line != self._pathed:  # a line several shapes match is read for its paths once
+                self._pathed = line
+                self._path(text)
         else:
             self._context(uid, line, text, groups)
 
