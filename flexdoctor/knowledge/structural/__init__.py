@@ -61,6 +61,7 @@ from . import j2  # tune-j2
 from . import i7  # tune-i7
 from . import k1  # tune-k1
 from . import k2  # tune-k2
+from . import l1  # tune-l1
 from .collect import Collector, has_progress, last_progress_in, package_of
 from .context import LogFacts, facts
 from .model import CONFIDENCE, KINDS, Answer
@@ -136,7 +137,8 @@ _READERS = {"so-missing": libs.answer, "symbol": readers.symbol, "module": reade
             "j2-comfyoom": j2.comfy_oom,
             "i7-nocuda": i7.nocuda, "i7-cut": i7.cut,
             "k1-serve": k1.serve,
-            "k2-vsint": k2.vsint, "k2-virtual": k2.virtual, "k2-chat": k2.chat}
+            "k2-vsint": k2.vsint, "k2-virtual": k2.virtual, "k2-chat": k2.chat,
+            "l1-ctx": l1.ctx, "l1-determ": l1.determinism}
 
 
 _WARNING = re.compile(r"[Ww]arning|WARNING|\bwarn\b|\bW\d{4} |Error caught was|not available|will not be enabled"
