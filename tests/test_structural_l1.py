@@ -184,3 +184,15 @@ def test_warn_only_warning_is_healthy():
             "https://github.com/pytorch/pytorch/issues to help us prioritize adding deterministic support for this "
             "operation. (Triggered internally at ../aten/src/ATen/Context.cpp:91.)\n"
             "Epoch 3: 100%|##########| 500/500 [02:10<00:00,  3.83it/s, loss=0.412]\n")
+
+
+# --- FlashAttention-2's renamed varlen functions -------------------------------------------------------------------
+
+def test_flash_attn_unpadded_names_get_their_varlen_names():
+    for old, new in (("flash_attn_unpadded_func", "flash_attn_varlen_func"),
+                     ("flash_attn_unpadded_kvpacked_func", "flash_attn_varlen_kvpacked_func")):
+        log = frames(("/home/me/vlm/train/attn_patch.py", f"from flash_attn.flash_attn_interface import {old}"))
+        top, fix = first(log + f"ImportError: cannot import name '{old}' from 'flash_attn.flash_attn_interface' "
+                               "(/opt/conda/lib/python3.11/site-packages/flash_attn/flash_attn_interface.py)\n")
+        assert ident(top) == f"import-name:flash_attn.flash_attn_interface.{old}"
+        assert f"{old} -> {new}" in fix and "2.0.0" in fix, fix
