@@ -196,3 +196,42 @@ def test_flash_attn_unpadded_names_get_their_varlen_names():
                                "(/opt/conda/lib/python3.11/site-packages/flash_attn/flash_attn_interface.py)\n")
         assert ident(top) == f"import-name:flash_attn.flash_attn_interface.{old}"
         assert f"{old} -> {new}" in fix and "2.0.0" in fix, fix
+
+
+# --- tokenizer.json the tokenizers library cannot read -------------------------------------------------------------
+
+_TOKFAST = "/opt/venv/lib/python3.10/site-packages/transformers/tokenization_utils_fast.py"
+
+
+def test_tokenizer_json_not_json_gets_git_lfs_and_redownload():
+    for msg in ("Exception: expected value at line 1 column 1",
+                "Exception: EOF while parsing a value at line 1 column 0"):
+        log = frames(("/srv/sft/train.py", "tok = AutoTokenizer.from_pretrained(args.model_dir)"),
+                     (_TOKFAST, "fast_tokenizer = TokenizerFast.from_file(fast_tokenizer_file)"))
+        top, fix = first(log + msg + "\n")
+        assert ident(top) == "unsupported-op:tokenizer.json", (msg, ident(top))
+        assert "git lfs pull" in fix and "re-download" in fix, fix
+
+
+def test_tokenizer_json_from_a_newer_tokenizers_gets_the_upgrade():
+    for enum in ("ModelWrapper at line 1251012 column 3", "PyPreTokenizerTypeWrapper at line 40 column 3"):
+        log = frames((_TOKFAST, "fast_tokenizer = TokenizerFast.from_file(fast_tokenizer_file)"))
+        top, fix = first(log + f"Exception: data did not match any variant of untagged enum {enum}\n")
+        assert ident(top) == "version-constraint:tokenizers" and "upgrade tokenizers" in fix.lower(), fix
+
+
+def test_json_words_in_a_healthy_log_stay_silent():
+    healthy("loading file tokenizer.json from cache at /root/.cache/huggingface/hub/models--x/tokenizer.json\n"
+            "Parsed config: expected value at line 1 column 1 is a test fixture name, not an error\n"
+            "{'loss': 1.93, 'learning_rate': 2e-05, 'epoch': 0.1}\n")
+
+
+# --- FDE972 (NVML 'Unknown Error' in a container): the Kubernetes CPUManager cause ---------------------------------
+
+def test_nvml_unknown_error_in_a_pod_names_the_cpumanager_static_policy():
+    log = ("$ kubectl exec -it trainer-0 -- nvidia-smi\n"
+           "Failed to initialize NVML: Unknown Error\n"
+           "command terminated with exit code 255\n")
+    top, fix = first(log)
+    assert "--cpu-manager-policy=static" in fix and "--pass-device-specs=true" in fix, fix
+    assert "create-dev-char-symlinks" in fix  # the systemd cause stays first

@@ -138,7 +138,8 @@ _READERS = {"so-missing": libs.answer, "symbol": readers.symbol, "module": reade
             "i7-nocuda": i7.nocuda, "i7-cut": i7.cut,
             "k1-serve": k1.serve,
             "k2-vsint": k2.vsint, "k2-virtual": k2.virtual, "k2-chat": k2.chat,
-            "l1-ctx": l1.ctx, "l1-determ": l1.determinism}
+            "l1-ctx": l1.ctx, "l1-determ": l1.determinism,
+            "l1-tokjson": l1.tokjson}
 
 
 _WARNING = re.compile(r"[Ww]arning|WARNING|\bwarn\b|\bW\d{4} |Error caught was|not available|will not be enabled"

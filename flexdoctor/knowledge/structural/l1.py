@@ -135,3 +135,16 @@ def determinism(seen: Seen, facts: LogFacts) -> Optional[Answer]:
     back = " " + _say("det.backward") if "backward" in op else ""
     return _answer("unsupported-op", "deterministic", "high", _say("det.title", op=op), _say("det.cause", op=op),
                    warn + back + " " + _say("det.helpers"), [], seen, facts, 20, package="torch")
+
+
+# --- tokenizer.json that the tokenizers library cannot read ----------------------------------------------------------
+
+def tokjson(seen: Seen, facts: LogFacts) -> Optional[Answer]:
+    """The Rust tokenizers library's JSON error on tokenizer.json: not JSON (a Git LFS pointer, an HTML page, an empty
+    or cut download: fetch the file again), or JSON of a newer tokenizers than the installed one (upgrade it)."""
+    if seen.groups.get("enum"):
+        return _answer("version-constraint", "tokenizers", "high", _say("tok.title_new"), _say("tok.cause_new"),
+                       _say("tok.fix_new"), ['python -m pip install --upgrade tokenizers transformers'], seen, facts,
+                       25, package="tokenizers")
+    return _answer("unsupported-op", "tokenizer.json", "high", _say("tok.title"), _say("tok.cause"), _say("tok.fix"),
+                   ["git lfs install", "git lfs pull"], seen, facts, 25, package="tokenizers")

@@ -1687,6 +1687,19 @@ UNITS = (
         r"|set_deterministic)\(True\)'",
         r"(?P<sure>Deterministic behavior was enabled with either )[^\n]{0,200}?because it uses (?P<cublas>CuBLAS)",
     )),
+    # Hugging Face tokenizers (Rust, PyO3: a plain Exception carrying serde_json's message) reading tokenizer.json:
+    # "Exception: expected value at line 1 column 1" (not JSON at all: a Git LFS pointer "version https://git-lfs...",
+    # an HTML page), "Exception: EOF while parsing a value at line 1 column 0" (empty/cut file); and a file written by a
+    # newer tokenizers than the installed one: "Exception: data did not match any variant of untagged enum ModelWrapper
+    # at line 1251012 column 3" (allenai/open-instruct#738: tokenizers 0.19.1 reading Llama 3.1's file; sentence-transformers
+    # #1105 "update your tokenizers"; PyPreTokenizerTypeWrapper / PyNormalizerTypeWrapper siblings, transformers#31789),
+    # also bare or after "Can't load tokenizer using from_pretrained, please update its configuration: ".
+    # Raised only ("sure"). l1.tokjson.
+    ("l1-tokjson", "shape", (
+        r"(?P<sure>Exception: )(?P<bad>expected value|EOF while parsing a value|trailing characters) at line \d{1,9} "
+        r"column \d{1,9}",
+        r"(?P<sure>variant of untagged enum )(?P<enum>[A-Za-z]{1,60}Wrapper)",  # "data did not match any variant of ..."
+    )),
 )
 
 LAYER_IDS = {uid: n for n, (uid, _layer, _pats) in enumerate(UNITS)}
