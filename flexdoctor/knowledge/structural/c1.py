@@ -26,6 +26,7 @@ from ...text import t
 from .collect import Seen, package_of
 from .context import LogFacts
 from .history import vkey
+from . import l1  # tune-l1
 from .readers import SAFE, _answer, _dist_of, _shown
 from .tables import _load
 
@@ -104,6 +105,7 @@ def name_answer(seen: Seen, facts: LogFacts):
     shown = shown if shown and SAFE.fullmatch(shown) else None
     summary, commands = (_removed(row, subject, dist, shown, facts) if "removed" in row
                          else _added(row, subject, shown))
+    summary, commands = l1.removed_more(row, bool(_frames), pkg is None, summary, commands, facts)  # tune-l1
     key = "removed" if "removed" in row else "added"
     title = t(f"structural.c1.title.{key}", what=subject, dist=row["dist"], ver=row.get(key))
     cause = t(f"structural.c1.cause.{key}", what=subject, dist=row["dist"], ver=row.get(key),

@@ -1722,6 +1722,63 @@ UNITS = (
     ("l2-bnbmac", "shape", (
         r"(?P<sure>Using `bitsandbytes` (?P<bits>4|8)-bit quantization requires)",
     )),
+    # --- tune-l1
+    # A request longer than the context a serving engine was started with (round 14 train, l1.ctx; l1_tables.toml
+    # [engine] has the sources): vLLM's OpenAI server (vllm/entrypoints/openai/serving_engine.py _validate_input:
+    # "This model's maximum context length is 16384 tokens. However, you requested 19591 tokens (9591 in the messages,
+    # 10000 in the completion)." and its siblings "... tokens in the messages," / "your prompt contains at least N input
+    # tokens", the OpenAI API's own "your messages resulted in N tokens"), vLLM's engine (v1/engine/processor.py
+    # _validate_model_input: "The decoder prompt (length 44) is longer than the maximum model length of 16.", v0's
+    # "Prompt length of N is longer than the maximum model length of M"), TGI/TEI's router (router/src/validation.rs
+    # ValidationError: "`inputs` must have less than 2048 tokens. Given: 2222", "`inputs` tokens + `max_new_tokens`
+    # must be <= 2048. Given: ..."), SGLang (srt/managers/tokenizer_manager.py _validate_one_request: "The input (N
+    # tokens) is longer than the model's context length (M tokens).", "Requested token count exceeds the model's maximum
+    # context length of M tokens"), llama.cpp's server ("the request exceeds the available context size, try
+    # increasing it", exceed_context_size_error). Raised/answered only ("sure"); the tokenizer's own warning "Token
+    # indices sequence length is longer than the specified maximum sequence length" is not one of them.
+    ("l1-ctx", "shape", (
+        r"(?P<sure>This model's maximum (?:context|embedding input) length is )(?P<limit>\d{1,9}) tokens"
+        r"(?P<tail>[^\n]{0,400})",
+        r"(?P<sure>The (?:decoder|encoder) prompt \(length )(?P<asked>\d{1,9})\) is longer than the maximum model "
+        r"length of (?P<limit>\d{1,9})(?P<vllm>)",
+        r"(?P<sure>Prompt length of )(?P<asked>\d{1,9}) is longer than the maximum model length of (?P<limit>\d{1,9})"
+        r"(?P<vllm>)",
+        r"(?P<sure>`inputs` must have less than )(?P<limit>\d{1,9}) tokens\. Given: (?P<asked>\d{1,9})(?P<tgi>)",
+        r"(?P<sure>`inputs` tokens \+ `max_new_tokens` must be <= )(?P<limit>\d{1,9})\. Given: (?P<prompt>\d{1,9}) "
+        r"`inputs` tokens and (?P<comp>\d{1,9}) `max_new_tokens`(?P<tgi>)",
+        r"(?P<sure>The input \()(?P<asked>\d{1,9}) tokens\) is longer than the model's context length \("
+        r"(?P<limit>\d{1,9}) tokens\)(?P<sglang>)",
+        r"(?P<sure>Requested token count exceeds the model's maximum context length of )(?P<limit>\d{1,9}) tokens"
+        r"(?P<sglang>)",
+        r"(?P<sure>request exceeds the available context size)(?P<llamacpp>)",
+    )),
+    # torch's determinism switch meeting an op without a deterministic kernel (aten/src/ATen/Context.cpp
+    # alertNotDeterministic: "index_add_cuda_ does not have a deterministic implementation, but you set
+    # 'torch.use_deterministic_algorithms(True)'. You can turn off determinism just for this operation[, or you can use
+    # the 'warn_only=True' option], ..."; torch 1.7's "... but you set 'torch.set_deterministic(True)'") or a cuBLAS GEMM
+    # without a fixed workspace (Context.cpp alertCuBLASConfigNotDeterministic: "Deterministic behavior was enabled with
+    # either `torch.use_deterministic_algorithms(True)` or `at::Context::setDeterministicAlgorithms(true)`, but this
+    # operation is not deterministic because it uses CuBLAS and you have CUDA >= 10.2. ... CUBLAS_WORKSPACE_CONFIG=:4096:8
+    # or CUBLAS_WORKSPACE_CONFIG=:16:8"). Raised only (warn_only prints "UserWarning: ..." with the same words: the
+    # reader answers only an error line). l1.determinism.
+    ("l1-determ", "shape", (
+        r"(?P<sure>does not have a deterministic implementation, but you set )'torch\.(?P<api>use_deterministic_algorithms"
+        r"|set_deterministic)\(True\)'",
+        r"(?P<sure>Deterministic behavior was enabled with either )[^\n]{0,200}?because it uses (?P<cublas>CuBLAS)",
+    )),
+    # Hugging Face tokenizers (Rust, PyO3: a plain Exception carrying serde_json's message) reading tokenizer.json:
+    # "Exception: expected value at line 1 column 1" (not JSON at all: a Git LFS pointer "version https://git-lfs...",
+    # an HTML page), "Exception: EOF while parsing a value at line 1 column 0" (empty/cut file); and a file written by a
+    # newer tokenizers than the installed one: "Exception: data did not match any variant of untagged enum ModelWrapper
+    # at line 1251012 column 3" (allenai/open-instruct#738: tokenizers 0.19.1 reading Llama 3.1's file; sentence-transformers
+    # #1105 "update your tokenizers"; PyPreTokenizerTypeWrapper / PyNormalizerTypeWrapper siblings, transformers#31789),
+    # also bare or after "Can't load tokenizer using from_pretrained, please update its configuration: ".
+    # Raised only ("sure"). l1.tokjson.
+    ("l1-tokjson", "shape", (
+        r"(?P<sure>Exception: )(?P<bad>expected value|EOF while parsing a value|trailing characters) at line \d{1,9} "
+        r"column \d{1,9}",
+        r"(?P<sure>variant of untagged enum )(?P<enum>[A-Za-z]{1,60}Wrapper)",  # "data did not match any variant of ..."
+    )),
 )
 
 LAYER_IDS = {uid: n for n, (uid, _layer, _pats) in enumerate(UNITS)}
