@@ -1779,6 +1779,22 @@ UNITS = (
         r"column \d{1,9}",
         r"(?P<sure>variant of untagged enum )(?P<enum>[A-Za-z]{1,60}Wrapper)",  # "data did not match any variant of ..."
     )),
+    # --- tune-m3
+    # ggml's CUDA backend could not initialise CUDA (ggml/src/ggml-cuda/ggml-cuda.cu ggml_cuda_init: "%s: failed to
+    # initialize " GGML_CUDA_NAME ": %s", cudaGetErrorString of cudaGetDeviceCount's error; GGML_LOG_ERROR): llama.cpp,
+    # whisper.cpp, ollama. ROCm/MUSA builds print their own name there (HIP errors: not this table). m3.cudainit.
+    ("m3-cudainit", "shape", (
+        r"(?P<sure>ggml_cuda_init: failed to initialize )CUDA: (?P<text>[^\n]{1,200})",
+    )),
+    # Lightning's checks of the Slurm layout (lightning/fabric/plugins/environments/slurm.py validate_settings and
+    # _validate_srun_variables; pytorch_lightning.plugins.environments.slurm_environment in 1.x): raised only. m3.slurm.
+    ("m3-slurm", "shape", (
+        r"(?P<sure>You set `devices=)(?P<devices>\d{1,4})` in Lightning, but the number of tasks per node configured in "
+        r"SLURM `--ntasks-per-node=(?P<tasks>\d{1,4})`",
+        r"(?P<sure>You set `num_nodes=)(?P<num_nodes>\d{1,5})` in Lightning, but the number of nodes configured in SLURM "
+        r"`--nodes=(?P<nodes>\d{1,5})`",
+        r"(?P<sure>You set `--ntasks=)(?P<ntasks>\d{1,6})` in your SLURM bash script, but this variable is not supported",
+    )),
 )
 
 LAYER_IDS = {uid: n for n, (uid, _layer, _pats) in enumerate(UNITS)}
