@@ -100,15 +100,3 @@ def test_lightning_slurm_healthy_lines_stay_silent():
     healthy("SLURM auto-requeueing enabled. Setting signal handlers.\n"
             "Initializing distributed: GLOBAL_RANK: 0, MEMBER: 1/8\n"
             "LOCAL_RANK: 0 - CUDA_VISIBLE_DEVICES: [0,1,2,3,4,5,6,7]\n")
-
-
-def test_first_collective_timeout_names_the_slurm_task_layout():
-    # torch/csrc/distributed/c10d/ProcessGroupNCCL.cpp: the watchdog's message on the first collective of the group
-    item = first("node01:1200:1300 [1] NCCL INFO ncclCommInitRank comm 0x55d0 rank 1 nranks 8 cudaDev 1 busId 41000 "
-                 "- Init COMPLETE\n"
-                 "[rank1]:[E1203 09:14:02.118240123 ProcessGroupNCCL.cpp:632] [Rank 1] Watchdog caught collective "
-                 "operation timeout: WorkNCCL(SeqNum=1, OpType=BROADCAST, NumelIn=1, NumelOut=1, Timeout(ms)=1800000) "
-                 "ran for 1800083 milliseconds before timing out.\n")
-    assert ident(item) == "FDE161"
-    text = fix_text(item)
-    assert "--ntasks-per-node" in text and "srun" in text and "NCCL_P2P_DISABLE=1" in text
