@@ -49,7 +49,9 @@ MAX_TRIGGERS_SEEN = 64  # trigger occurrences one line is searched for; beyond, 
 MEMO_LINE = 2048  # characters of the longest text whose matches are remembered (logs repeat lines)
 MEMO_SIZE = 4096  # texts remembered per Matcher; the memo starts over when full
 MIN_TRIGGER = 4  # characters of a required literal used as trigger, when the literal has them
-COMMON_TEXT = frozenset("etaoinsh")  # the commonest letters of English text and of training logs alike
+# The commonest letters of English text and of training logs alike (and "etaoinsh" never, tests/test_explain_triggers.py):
+# a trigger starting with one costs a look at many positions of every log.
+COMMON_TEXT = frozenset("etaoinshrdlcum")
 
 _JUNK = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
 _JUNK_BYTES = bytes(list(range(0x00, 0x09)) + [0x0b, 0x0c] + list(range(0x0e, 0x20)) + [0x7f])
@@ -389,6 +391,17 @@ def _replace_common(masks: dict, sets: dict, allowed: int, rate: dict) -> int:
     return allowed
 
 
+def _usable(masks: dict, todo: list, bit: dict, rate: dict, everything: int) -> int:
+    """The characters the cover may choose from: all but the common letters (COMMON_TEXT), plus, for a pattern
+    no other character can trigger, the rarest common letter that lets it."""
+    usable = everything & ~sum(b for c, b in bit.items() if c in COMMON_TEXT)
+    common = sorted((b for c, b in bit.items() if c in COMMON_TEXT), key=lambda b: rate[b])
+    for p in todo:
+        if not _can_trigger(masks[p], usable):
+            usable |= next((b for b in common if _can_trigger(masks[p], usable | b)), everything)
+    return usable
+
+
 def _choose_triggers(patterns: Iterable[str]) -> tuple[dict, dict]:
     """For every pattern, the literal set to trigger on, and for every literal its trigger suffix,
     chosen for all patterns together. The scan pays for every position whose character starts
@@ -418,9 +431,7 @@ def _choose_triggers(patterns: Iterable[str]) -> tuple[dict, dict]:
     todo = [p for p in sets if sets[p]]
     # The letters that fill ordinary text are never offered while rarer ones can cover every pattern: the
     # scan pays for each of their positions, and the greedy cover takes one when it serves many patterns.
-    rare = everything & ~sum(bit[c] for c in chars if c in COMMON_TEXT)
-    usable = rare if all(_can_trigger(masks[p], rare) for p in todo) else everything
-    allowed = _greedy_cover(masks, todo, 0, usable, rate)
+    allowed = _greedy_cover(masks, todo, 0, _usable(masks, todo, bit, rate, everything), rate)
     for c in sorted(chars, key=_char_rate, reverse=True):  # drop characters no pattern needs
         if allowed & bit[c] and all(_can_trigger(masks[p], allowed & ~bit[c]) for p in sets if sets[p]):
             allowed &= ~bit[c]
@@ -456,7 +467,7 @@ def _choose_triggers(patterns: Iterable[str]) -> tuple[dict, dict]:
 # It is used only when its key, a hash of the patterns and of what the choice depends on, is the one of
 # the patterns at hand; otherwise the choice is made again (same result, slower start).
 TRIGGERS_FILE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "triggers.json")
-TRIGGER_ALGO = 2  # raise when _choose_triggers changes what it picks for the same patterns
+TRIGGER_ALGO = 3  # raise when _choose_triggers changes what it picks for the same patterns
 
 
 def trigger_key(patterns: list[str]) -> str:

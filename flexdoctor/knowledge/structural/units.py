@@ -1693,7 +1693,9 @@ UNITS = (
     # "You need to have sentencepiece installed to convert a slow tokenizer to a fast one."; 4.46+ and v5's
     # TokenizersBackend: "You need to have sentencepiece or tiktoken installed ..."). l2.tokconv answers.
     ("l2-tokconv", "shape", (
-        r"(?P<sure>You need to have sentencepiece(?: or tiktoken)? installed) to convert a slow tokenizer",
+        # ("to \w+" not "to convert": the word "convert" fills Dynamo's symbolic_convert.py log lines, and the trigger
+        # chooser would take it as this pattern's trigger)
+        r"(?P<sure>You need to have sentencepiece(?: or tiktoken)? installed) to \w{1,12} a slow tokenizer",
     )),
     # A library a binding opens itself with dlopen (NVIDIA cuda-python's cuPythonInit: "RuntimeError: Failed to dlopen
     # libcuda.so"; "failed to dlopen libnvidia-ml.so.1" of NVML wrappers). libs.answer reads the library (l2.dlopen).
