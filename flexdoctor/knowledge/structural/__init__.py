@@ -66,6 +66,7 @@ from . import l3  # tune-l3
 from . import l2  # tune-l2
 from . import l1  # tune-l1
 from . import m3  # tune-m3
+from . import m1  # tune-m1
 from .collect import Collector, has_progress, last_progress_in, package_of
 from .context import LogFacts, facts
 from .model import CONFIDENCE, KINDS, Answer
@@ -148,7 +149,8 @@ _READERS = {"so-missing": libs.answer, "symbol": readers.symbol, "module": reade
             "l2-secboot": l2.secboot, "l2-bnbmac": l2.bnbmac,
             "l1-ctx": l1.ctx, "l1-determ": l1.determinism,
             "l1-tokjson": l1.tokjson,
-            "m3-cudainit": m3.cudainit, "m3-slurm": m3.slurm}
+            "m3-cudainit": m3.cudainit, "m3-slurm": m3.slurm,
+            "m1-unsloth": m1.unsloth}
 
 
 _WARNING = re.compile(r"[Ww]arning|WARNING|\bwarn\b|\bW\d{4} |Error caught was|not available|will not be enabled"

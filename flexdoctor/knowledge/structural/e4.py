@@ -28,6 +28,7 @@ from ...text import t
 from .collect import Seen, package_of
 from .context import LogFacts
 from .model import Answer
+from . import m1  # tune-m1
 from .readers import _answer, on_windows
 from .tables import _load
 
@@ -244,7 +245,10 @@ def _comfy(seen: Seen, facts: LogFacts, win: bool) -> Optional[Answer]:
         commands = [f"python -m pip install -r custom_nodes/{node}/requirements.txt"]
     where = t("structural.e4.webui.where_portable") if portable else t("structural.e4.webui.where_comfy")
     missing = t("structural.e4.webui.missing", mod=mod) if mod else ""
+    fix = t("structural.e4.webui.fix_comfy", node=node, where=where)
+    dist = m1.comfy_dist(mod, portable)  # tune-m1: the module's distribution first (cv2 -> opencv-python)
+    if dist is not None:
+        fix, commands = f"{dist[0]} {fix}", [dist[1]] + commands
     return _answer("missing-module", node, "high", t("structural.e4.webui.title_comfy", node=node),
-                   (t("structural.e4.webui.cause_comfy", node=node) + " " + missing).strip(),
-                   t("structural.e4.webui.fix_comfy", node=node, where=where), commands, seen, facts,
+                   (t("structural.e4.webui.cause_comfy", node=node) + " " + missing).strip(), fix, commands, seen, facts,
                    18 if mod else 45)  # another import error: its own reading (rank 40 or less) says more

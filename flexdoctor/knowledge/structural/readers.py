@@ -210,6 +210,10 @@ def module(seen: Seen, facts: LogFacts) -> Optional[Answer]:
         summary, commands = sub
     elif importer:
         summary += " " + t("structural.b.mod.importer", pkg=importer, mod=mod.split(".")[0])
+    from . import m1  # tune-m1 (m1 imports this module): text-generation-webui run outside its installer's env
+    env = m1.textgen_env(facts)
+    if env is not None:
+        summary, commands = env[0] + " " + summary, env[1] + commands
     return _answer("missing-module", mod, confidence, t("structural.title.module", mod=mod),
                    t("structural.cause.module", mod=mod), summary, commands, seen, facts, 30)
 

@@ -1797,6 +1797,15 @@ UNITS = (
         r"`--nodes=(?P<nodes>\d{1,5})`",
         r"(?P<sure>You set `--ntasks=)(?P<ntasks>\d{1,6})` in your SLURM bash script, but this variable is not supported",
     )),
+    # --- tune-m1
+    # unsloth / unsloth_zoo failing while they patch what they wrap (m1.unsloth): unsloth's tokenizer_utils.py
+    # patch_sft_trainer_tokenizer raise RuntimeError(f"Unsloth: Please file a bug report! Error patching {trainer_name}"),
+    # and a frame of unsloth/ or unsloth_zoo/ (plain or IPython/Colab form); the reader keeps the one at import/patch
+    # time that is the traceback's last frame.
+    ("m1-unsloth", "shape", (
+        r"Unsloth: Please file a bug report! Error patching (?P<trainer>\w{1,60})",
+        r"unsloth(?:_zoo)?[\\/](?:[\w.-]{1,40}[\\/]){0,3}[\w.-]{1,60}\.py(?P<sure>[\"\]]| in )",
+    )),
 )
 
 LAYER_IDS = {uid: n for n, (uid, _layer, _pats) in enumerate(UNITS)}
