@@ -65,6 +65,7 @@ from . import i6  # builder i6
 from . import l3  # tune-l3
 from . import l2  # tune-l2
 from . import l1  # tune-l1
+from . import m2  # tune-m2
 from .collect import Collector, has_progress, last_progress_in, package_of
 from .context import LogFacts, facts
 from .model import CONFIDENCE, KINDS, Answer
@@ -146,7 +147,8 @@ _READERS = {"so-missing": libs.answer, "symbol": readers.symbol, "module": reade
             "l2-comfy": l2.comfy, "l2-tokconv": l2.tokconv, "l2-dlopen": l2.dlopen,
             "l2-secboot": l2.secboot, "l2-bnbmac": l2.bnbmac,
             "l1-ctx": l1.ctx, "l1-determ": l1.determinism,
-            "l1-tokjson": l1.tokjson}
+            "l1-tokjson": l1.tokjson,
+            "m2-example": m2.example}
 
 
 _WARNING = re.compile(r"[Ww]arning|WARNING|\bwarn\b|\bW\d{4} |Error caught was|not available|will not be enabled"
