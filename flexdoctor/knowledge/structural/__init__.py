@@ -67,6 +67,7 @@ from . import l2  # tune-l2
 from . import l1  # tune-l1
 from . import m3  # tune-m3
 from . import m1  # tune-m1
+from . import m2  # tune-m2
 from .collect import Collector, has_progress, last_progress_in, package_of
 from .context import LogFacts, facts
 from .model import CONFIDENCE, KINDS, Answer
@@ -150,7 +151,8 @@ _READERS = {"so-missing": libs.answer, "symbol": readers.symbol, "module": reade
             "l1-ctx": l1.ctx, "l1-determ": l1.determinism,
             "l1-tokjson": l1.tokjson,
             "m3-cudainit": m3.cudainit, "m3-slurm": m3.slurm,
-            "m1-unsloth": m1.unsloth}
+            "m1-unsloth": m1.unsloth,
+            "m2-example": m2.example}
 
 
 _WARNING = re.compile(r"[Ww]arning|WARNING|\bwarn\b|\bW\d{4} |Error caught was|not available|will not be enabled"

@@ -249,6 +249,10 @@ def _importer(seen: Seen, facts: LogFacts, mod: str) -> Optional[str]:
 
 
 def _import_name(seen: Seen, facts: LogFacts, mod: str, name: str) -> Answer:
+    from .m2 import example_import  # tune-m2: an examples/ script newer than the installed library
+    ex = example_import(seen, facts, mod, name)
+    if ex is not None:
+        return ex
     dist = _dist_of(mod.split(".")[0])
     commands = [f"python -m pip show {dist}"] if dist else []
     return _answer("import-name", f"{mod}.{name}", "medium", t("structural.title.import_name", name=name, mod=mod),

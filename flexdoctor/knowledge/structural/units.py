@@ -1806,6 +1806,16 @@ UNITS = (
         r"Unsloth: Please file a bug report! Error patching (?P<trainer>\w{1,60})",
         r"unsloth(?:_zoo)?[\\/](?:[\w.-]{1,40}[\\/]){0,3}[\w.-]{1,60}\.py(?P<sure>[\"\]]| in )",
     )),
+    # --- tune-m2
+    # A library's example script newer than the installed library (m2_tables.toml [example] has the sources):
+    # check_min_version in diffusers/transformers (src/*/utils/__init__.py) and the optimum examples raises
+    # ImportError("This example requires a source install from HuggingFace <Name> (see `...`), but the version found
+    # is X.") when the example wants "<next>.dev0" (examples/ tracks main), or "This example requires a minimum
+    # version of Y, but the version found is X." Raised only ("sure"). m2.example.
+    ("m2-example", "shape", (
+        r"(?P<sure>This example requires a source install from HuggingFace )(?P<lib>[A-Za-z][A-Za-z0-9_-]{0,40})",
+        r"(?P<sure>This example requires a minimum version of )(?P<need>[0-9][A-Za-z0-9_.+-]{0,40}?),",
+    )),
 )
 
 LAYER_IDS = {uid: n for n, (uid, _layer, _pats) in enumerate(UNITS)}
