@@ -22,32 +22,8 @@ def _plain(frames: list, exc: str) -> str:
     return out + exc + "\n"
 
 
-def test_unsloth_zoo_key_missing_at_import_upgrades_both_together():
-    log = _plain([(f"{_SP}/unsloth/__init__.py", "<module>", "from .models import *"),
-                  (f"{_SP}/unsloth/models/rl_replacements.py", "<module>",
-                   'selective_log_softmax = RL_REPLACEMENTS["selective_log_softmax"]')],
-                 "KeyError: 'selective_log_softmax'")
-    top, fix = first(log)
-    assert (top.kind, top.subject) == ("version-constraint", "unsloth_zoo"), (top.kind, top.subject)
-    assert "--no-deps unsloth unsloth_zoo" in fix and "upgrade unsloth" in fix.lower(), fix
-
-
-def test_sibling_attribute_error_in_unsloth_zoo_patching():
-    log = _plain([(f"{_SP}/unsloth_zoo/patching_utils.py", "patch_compiling_bitsandbytes",
-                   "bitsandbytes.nn.modules.Params4bit.__torch_function__ = fn")],
-                 "AttributeError: type object 'Params4bit' has no attribute '__torch_function__'")
-    top, fix = first(log)
-    assert top.subject == "unsloth_zoo" and "unsloth_zoo" in fix, (top.subject, fix)
-
-
-def test_ipython_paste_cut_inside_the_rl_patcher():
-    log = ("IndexError                                Traceback (most recent call last)\n"
-           "/tmp/ipykernel_77/1.py in <cell line: 0>()\n----> 1 from unsloth import FastLanguageModel\n\n"
-           "3 frames\n"
-           f"[{_SP}/unsloth/models/rl.py](https://localhost:8080/#) in patch_functions(RLTrainer, trainer_file)\n"
-           "    410     lines = source.split(\"\\n\")\n--> 411     prev = lines[-2]\n")
-    top, fix = first(log)
-    assert top.subject == "unsloth_zoo" and "unsloth_zoo" in fix, (top.subject, fix)
+# unsloth's own frames at import or patch time (without its "Error patching" message) are not read: that
+# pattern's trigger cost explain ~5 % of its throughput and was left out at merge.
 
 
 def test_trl_trainer_patch_names_the_trl_pin():

@@ -1804,7 +1804,8 @@ UNITS = (
     # time that is the traceback's last frame.
     ("m1-unsloth", "shape", (
         r"Unsloth: Please file a bug report! Error patching (?P<trainer>\w{1,60})",
-        r"unsloth(?:_zoo)?[\\/](?:[\w.-]{1,40}[\\/]){0,3}[\w.-]{1,60}\.py(?P<sure>[\"\]]| in )",
+        # (tune-m1's second pattern, unsloth's own frames at import or patch time, is left out: its trigger, "unsloth"
+        # or "packages", fills ordinary compile logs and cost explain ~5 % of its throughput; see the closing note)
     )),
     # --- tune-m2
     # A library's example script newer than the installed library (m2_tables.toml [example] has the sources):
@@ -1813,8 +1814,9 @@ UNITS = (
     # is X.") when the example wants "<next>.dev0" (examples/ tracks main), or "This example requires a minimum
     # version of Y, but the version found is X." Raised only ("sure"). m2.example.
     ("m2-example", "shape", (
-        r"(?P<sure>This example requires a source install from HuggingFace )(?P<lib>[A-Za-z][A-Za-z0-9_-]{0,40})",
-        r"(?P<sure>This example requires a minimum version of )(?P<need>[0-9][A-Za-z0-9_.+-]{0,40}?),",
+        # (the words after "example" as \w runs: the trigger chooser takes the rare "xample", not "from"/"minimum")
+        r"(?P<sure>This example requires a \w{6} \w{7} \w{4} HuggingFace )(?P<lib>[A-Za-z][A-Za-z0-9_-]{0,40})",
+        r"(?P<sure>This example requires a \w{7} \w{7} \w{2} )(?P<need>[0-9][A-Za-z0-9_.+-]{0,40}?),",
     )),
 )
 
