@@ -204,7 +204,7 @@ def test_calling_frame_of_another_error_is_not_read():
     assert ident(top) != "import-name:Cache.get_max_length"
 
 
-# --- a paste that stops inside torch's CUDA initialisation ---------------------------------------------------------
+# --- a paste that stops inside torch's CUDA initialisation (answered by tune-i7's cut reader since the merge) -----------
 
 _PORTABLE = "C:\\ComfyUI_windows_portable"
 

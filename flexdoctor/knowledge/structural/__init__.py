@@ -139,7 +139,7 @@ _READERS = {"so-missing": libs.answer, "symbol": readers.symbol, "module": reade
             "j1-contig": j1.contig, "j1-qcap": j1.capability, "j1-sigkill": errors.oom,
             "j1-vllm-oom": j1.vllm_oom,
             "j2-uninst": j2.uninstall, "j2-clone": j2.clone, "j2-cache": j2.cache,
-            "j2-apt": j2.apt, "j2-lazy": j2.lazy,
+            "j2-apt": j2.apt,
             "j2-comfyoom": j2.comfy_oom,
             "i7-nocuda": i7.nocuda, "i7-cut": i7.cut,
             "k1-serve": k1.serve,

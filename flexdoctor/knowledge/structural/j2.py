@@ -156,27 +156,6 @@ def apt(seen: Seen, facts: LogFacts) -> Optional[Answer]:
                    package="apt")
 
 
-# --- a paste that stops inside torch's CUDA initialisation ---------------------------------------------------------
-
-def lazy(seen: Seen, facts: LogFacts) -> Optional[Answer]:
-    if facts.root is not None:
-        return None  # the error line is there: the readers of that error answer
-    paths = list(facts.paths) + [seen.text]
-    if any("python_embeded" in p for p in paths):
-        python = r"python_embeded\python.exe -s"
-    elif on_windows(seen, facts, paths=True) and any(re.search(r"[\\/]venv[\\/]", p) for p in paths):
-        python = r"venv\Scripts\python.exe"
-    else:
-        python = "python"
-    spec = "torch torchvision torchaudio"
-    commands = [f'{python} -c "import torch; print(torch.__version__, torch.version.cuda)"',
-                f"{python} -m pip install --force-reinstall {spec} --index-url https://download.pytorch.org/whl/cu128",
-                "nvidia-smi"]
-    return _answer("unsupported-op", "cuda", "high", _say("lazy.title"), _say("lazy.cause"),
-                   _say("lazy.fix", python=python), commands, seen, facts,
-                   80 if "_lazy_init" in seen.text else 81, package="torch")  # any other reading first; torch's frame
-
-
 # --- GPU out of memory: ComfyUI's message-only report; while loading the weights --------------------------------------
 
 def comfy_oom(seen: Seen, facts: LogFacts) -> Optional[Answer]:

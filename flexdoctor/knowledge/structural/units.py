@@ -1565,10 +1565,6 @@ UNITS = (
     # "total_vram = get_total_memory(get_torch_device()) / (1024 * 1024)" at import, get_torch_device ->
     # torch.cuda.current_device()), which a traceback prints only when the exception passed through them ("sure"; the
     # reader answers only when no exception line follows).
-    ("j2-lazy", "shape", (
-        r"torch[\\/]cuda[\\/]__init__\.py\", line \d{1,6}, in (?P<sure>_lazy_init)",
-        r"(?P<sure>total_vram = get_total_memory\(get_torch_device\(\)\))",
-    )),
     # ComfyUI's node report of a GPU out of memory in the message-only form (execution.py: logging.error(f"!!! Exception
     # during processing !!! {ex}") with torch's OutOfMemoryError text, c10/cuda/CUDACachingAllocator.cpp "Allocation on
     # device ..."): answered as h3's ComfyUI out-of-memory reading.
