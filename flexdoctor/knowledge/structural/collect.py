@@ -50,15 +50,10 @@ class Collector:
     total: int = 0  # lines in the log (set by the scan when it ends)
     _pathed: int = -1  # the last line a shape's _path read
 
-    def observe(self, entry, line: int, text: str, found: Optional[dict] = None) -> None:
-        """A context or shape unit matched line ``line``; ``found``: the match's groups with its ``span``, when
-        the caller has them (the Matcher's), else the unit's patterns are searched again."""
-        span = getattr(found, "span", None)
-        if span is None:
-            m = next((m for m in (r.search(text) for r in entry.regexes) if m is not None), None)
-            if m is None:
-                return
-            found, span = m.groupdict(), m.span()
+    def observe(self, entry, line: int, text: str, found: dict) -> None:
+        """A context or shape unit matched line ``line``; ``found``: the match's named groups, with its ``span``
+        (the Matcher's: the line is not searched again)."""
+        span = found.span
         uid = entry.symbol
         groups = {k: v for k, v in found.items() if v is not None}
         if uid == "ctx-torch" and "torch" in groups and not _word_start(text, span[0]):
