@@ -111,16 +111,9 @@ class Result:
 
         def group(p: Problem) -> int:
             late = p.count > len(p.hits) or max(h.line for h in p.hits) >= region
-            if late and p.entry.id in _BUILD_WRAPPERS and self._cause_above(p):
-                return 1  # tune-e3: "ninja failed" yields to the compiler's own error read above it
-            if late and p.entry.id in _PLATFORM_GENERIC and any(a.subject == "jetson" for a in self.answers):
-                return 1  # tune-e5: a CPU wheel / missing CUDA library on a Jetson: the JetPack reading answers
-            if late and p.entry.id == "FDE204" and any(a.kind == "unsupported-op" and a.subject == "cuda" and a.line < p.first_line
-                                                       for a in self.answers):
-                return 1  # tune-i7: the CPU torch's frames named the program's own Python: that reading answers
-            if late and p.entry.id == "FDE102" and any(a.subject == "secure boot" for a in self.answers):
-                return 2  # tune-l2: "driver not loaded" and the kernel refused the unsigned module: that reading first
-            return 0 if late else 2
+            if not late:
+                return 2
+            return next((g for ids, reads, g in _YIELDS if p.entry.id in ids and reads(self, p)), 0)
 
         items = [(group(p), p.entry.rank, p.first_line, p) for p in self.problems]
         killed = self._killed_after_all()
@@ -150,6 +143,21 @@ _BUILD_WRAPPERS = frozenset({"FDE406"})
 # Entries whose fix is for a desktop or server GPU; on a Jetson (L4T) the structural layer names NVIDIA's JetPack
 # wheels and libraries instead (tune-e5, structural/e5.py).
 _PLATFORM_GENERIC = frozenset({"FDE204", "FDE221"})
+
+
+# Entries that yield to a more specific structural reading of the same failure: (entry IDs, whether the log holds
+# that reading, the group the entry drops to in Result.ordered: 1 after the structural answers, 2 with the survived).
+_YIELDS = (
+    # tune-e3: "ninja failed" yields to the compiler's own error read above it
+    (_BUILD_WRAPPERS, lambda r, p: r._cause_above(p), 1),
+    # tune-e5: a CPU wheel / missing CUDA library on a Jetson: the JetPack reading answers
+    (_PLATFORM_GENERIC, lambda r, p: any(a.subject == "jetson" for a in r.answers), 1),
+    # tune-i7: the CPU torch's frames above the error named the program's own Python: that reading answers
+    (frozenset({"FDE204"}), lambda r, p: any(a.kind == "unsupported-op" and a.subject == "cuda"
+                                             and a.line < p.first_line for a in r.answers), 1),
+    # tune-l2: "driver not loaded" and the kernel refused the unsigned module: that reading first
+    (frozenset({"FDE102"}), lambda r, p: any(a.subject == "secure boot" for a in r.answers), 2),
+)
 
 
 def clean(raw: bytes) -> str:
